@@ -1,0 +1,47 @@
+#include "sim/measurement.h"
+
+#include "sim/stats.h"
+
+namespace sim {
+
+std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan& plan,
+                                           const std::function<void()>& reset,
+                                           const std::vector<RatioMetric>& metrics) {
+  const Time start = sim.Now() + plan.warmup;
+  sim.RunUntil(start);
+  reset();
+  const size_t m = metrics.size();
+  std::vector<double> num0(m), den0(m);
+  std::vector<BatchMeans> batch(m);
+  for (size_t i = 0; i < m; ++i) {
+    num0[i] = metrics[i].numerator();
+    den0[i] = metrics[i].denominator();
+  }
+  std::vector<double> num_prev = num0, den_prev = den0;
+  for (int b = 1; b <= plan.batches; ++b) {
+    // Integer batch boundaries: the last one is exactly the window's end.
+    const Time end = start + Time::Picos(plan.duration.ps() / plan.batches * b +
+                                         (b == plan.batches ? plan.duration.ps() % plan.batches : 0));
+    sim.RunUntil(end);
+    for (size_t i = 0; i < m; ++i) {
+      const double num = metrics[i].numerator();
+      const double den = metrics[i].denominator();
+      const double dn = num - num_prev[i];
+      const double dd = den - den_prev[i];
+      batch[i].Add(dd > 0 ? metrics[i].scale * dn / dd : 0);
+      num_prev[i] = num;
+      den_prev[i] = den;
+    }
+  }
+  std::vector<MetricEstimate> out(m);
+  for (size_t i = 0; i < m; ++i) {
+    const double dn = num_prev[i] - num0[i];
+    const double dd = den_prev[i] - den0[i];
+    out[i].name = metrics[i].name;
+    out[i].value = dd > 0 ? metrics[i].scale * dn / dd : 0;
+    out[i].ci95 = batch[i].HalfWidth95();
+  }
+  return out;
+}
+
+}  // namespace sim

@@ -1,0 +1,49 @@
+// Steady-state measurement by batch means.
+//
+// A run is warmed up, its statistics reset, and the measured window split
+// into equal batches. Each metric is a ratio of two cumulative quantities the
+// model counts (completions over elapsed time, summed wait over
+// acquisitions, ...). The reported value is the ratio of the totals over the
+// whole window; its 95% confidence half-width comes from the per-batch
+// ratios (sim::BatchMeans).
+#ifndef VIOSIM_SIM_MEASUREMENT_H_
+#define VIOSIM_SIM_MEASUREMENT_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/simulator.h"
+#include "sim/time.h"
+
+namespace sim {
+
+struct RatioMetric {
+  std::string name;
+  std::function<double()> numerator;    // cumulative since the last reset
+  std::function<double()> denominator;  // cumulative since the last reset
+  double scale = 1;                     // value = scale * num / den
+};
+
+struct MetricEstimate {
+  std::string name;
+  double value = 0;
+  double ci95 = 0;  // half-width of the 95% confidence interval
+};
+
+struct MeasurementPlan {
+  Time warmup;
+  Time duration;
+  int batches = 20;
+};
+
+// Runs `sim` through warm-up, calls `reset`, then through `batches` equal
+// batches, and returns one estimate per metric in the order given. A
+// denominator that stays zero gives a value of 0.
+std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan& plan,
+                                           const std::function<void()>& reset,
+                                           const std::vector<RatioMetric>& metrics);
+
+}  // namespace sim
+
+#endif  // VIOSIM_SIM_MEASUREMENT_H_

@@ -1,0 +1,29 @@
+#include "sim/simulator.h"
+
+namespace sim {
+
+Simulator::Simulator(TraceWriter* trace) : trace_(trace) { heap_.reserve(1024); }
+
+Simulator::~Simulator() {
+  // Root processes that never finished are suspended somewhere (a delay, a
+  // lock queue, a signal). Destroying a root destroys the children it awaits.
+  while (roots_.next != nullptr) {
+    auto* p = static_cast<internal::TaskPromise*>(roots_.next);
+    p->Unlink();
+    std::coroutine_handle<internal::TaskPromise>::from_promise(*p).destroy();
+  }
+}
+
+void Simulator::Spawn(Task task) {
+  Task::Handle h = task.Release();
+  if (!h) return;
+  internal::TaskPromise& p = h.promise();
+  p.detached = true;
+  p.next = roots_.next;
+  p.prev = &roots_;
+  if (roots_.next != nullptr) roots_.next->prev = &p;
+  roots_.next = &p;
+  Wake(h);
+}
+
+}  // namespace sim

@@ -1,0 +1,222 @@
+// The event loop and the waiting primitives processes use.
+//
+// Events are coroutine resumptions ordered by (time, insertion sequence), so
+// two events at the same simulated time always run in the order they were
+// scheduled, on every run. The queue is a 4-ary min-heap of 24-byte entries in
+// one vector that only grows; in steady state scheduling allocates nothing.
+//
+// A Simulator, its processes and the models they touch live on one thread.
+// Independent simulations may run on different threads at the same time.
+#ifndef VIOSIM_SIM_SIMULATOR_H_
+#define VIOSIM_SIM_SIMULATOR_H_
+
+#include <coroutine>
+#include <cstdint>
+#include <vector>
+
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace sim {
+
+class TraceWriter;
+
+class Simulator {
+ public:
+  // `trace` may be null (tracing off); it must outlive the Simulator.
+  explicit Simulator(TraceWriter* trace = nullptr);
+  // Destroys every root process still suspended (and their children).
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  Time Now() const { return now_; }
+  TraceWriter* trace() const { return trace_; }
+  // Turns tracing on (non-null) or off from now on; models look the writer up
+  // on every traced action, so a window of the run can be traced.
+  void set_trace(TraceWriter* trace) { trace_ = trace; }
+  // Events run so far.
+  uint64_t events() const { return events_; }
+
+  // Starts `task` as a root process at Now(), after the events already
+  // scheduled for Now(). The Simulator owns it from here on.
+  void Spawn(Task task);
+
+  // Resumes `h` at time `at`. REQUIRES: at >= Now().
+  void ScheduleAt(Time at, std::coroutine_handle<> h) {
+    Push(Entry{at.ps(), seq_++, h.address()});
+  }
+  // Resumes `h` at Now(), after the events already scheduled for Now().
+  void Wake(std::coroutine_handle<> h) { ScheduleAt(now_, h); }
+
+  struct DelayAwaiter {
+    Simulator* sim;
+    Time d;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const { sim->ScheduleAt(sim->now_ + d, h); }
+    void await_resume() const noexcept {}
+  };
+  // `co_await sim.Delay(d)` resumes the caller d later (one event; a zero
+  // delay still yields to the events already due now).
+  DelayAwaiter Delay(Time d) { return DelayAwaiter{this, d}; }
+
+  // Runs every event due at or before `until`, then sets Now() to `until`.
+  // REQUIRES: until >= Now().
+  void RunUntil(Time until);
+  // Runs one event. Returns false when none is left.
+  bool Step();
+  bool empty() const { return heap_.empty(); }
+
+ private:
+  struct Entry {
+    int64_t t;
+    uint64_t seq;
+    void* h;
+  };
+  static bool Before(const Entry& a, const Entry& b) {
+    return a.t < b.t || (a.t == b.t && a.seq < b.seq);
+  }
+  void Push(Entry e);
+  Entry Pop();
+  void Fire(const Entry& e) {
+    now_ = Time::Picos(e.t);
+    ++events_;
+    std::coroutine_handle<>::from_address(e.h).resume();
+  }
+
+  std::vector<Entry> heap_;
+  Time now_;
+  uint64_t seq_ = 0;
+  uint64_t events_ = 0;
+  TraceWriter* trace_;
+  internal::RootLink roots_;  // sentinel of the list of live root processes
+};
+
+inline void Simulator::Push(Entry e) {
+  // Sift the hole up from the end.
+  std::size_t i = heap_.size();
+  heap_.emplace_back();
+  Entry* h = heap_.data();
+  while (i > 0) {
+    std::size_t parent = (i - 1) / 4;
+    if (!Before(e, h[parent])) break;
+    h[i] = h[parent];
+    i = parent;
+  }
+  h[i] = e;
+}
+
+inline Simulator::Entry Simulator::Pop() {
+  Entry* h = heap_.data();
+  Entry top = h[0];
+  Entry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return top;
+  // Sift the hole down from the root, moving the smallest child up.
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t c = 4 * i + 1;
+    if (c >= n) break;
+    std::size_t best = c;
+    std::size_t end = c + 4 < n ? c + 4 : n;
+    for (std::size_t k = c + 1; k < end; ++k) {
+      if (Before(h[k], h[best])) best = k;
+    }
+    if (!Before(h[best], last)) break;
+    h[i] = h[best];
+    i = best;
+  }
+  h[i] = last;
+  return top;
+}
+
+inline bool Simulator::Step() {
+  if (heap_.empty()) return false;
+  Fire(Pop());
+  return true;
+}
+
+inline void Simulator::RunUntil(Time until) {
+  const int64_t limit = until.ps();
+  while (!heap_.empty() && heap_.front().t <= limit) Fire(Pop());
+  now_ = until;
+}
+
+// A condition processes wait on; Notify wakes waiters in FIFO order, each
+// through one event at the current time. Waiters recheck their condition.
+class Signal {
+ public:
+  explicit Signal(Simulator& sim) : sim_(&sim) {}
+  Signal(const Signal&) = delete;
+  Signal& operator=(const Signal&) = delete;
+
+  struct Awaiter {
+    Signal* s;
+    std::coroutine_handle<> h;
+    Awaiter* next = nullptr;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> handle) {
+      h = handle;
+      if (s->tail_ != nullptr) {
+        s->tail_->next = this;
+      } else {
+        s->head_ = this;
+      }
+      s->tail_ = this;
+    }
+    void await_resume() const noexcept {}
+  };
+  Awaiter Wait() { return Awaiter{this, {}}; }
+
+  bool has_waiters() const { return head_ != nullptr; }
+  // Wakes the longest waiter, if any. Returns whether one was woken.
+  bool NotifyOne() {
+    Awaiter* a = head_;
+    if (a == nullptr) return false;
+    head_ = a->next;
+    if (head_ == nullptr) tail_ = nullptr;
+    sim_->Wake(a->h);
+    return true;
+  }
+  // Wakes every waiter; returns how many.
+  int NotifyAll() {
+    int n = 0;
+    while (NotifyOne()) ++n;
+    return n;
+  }
+
+ private:
+  Simulator* sim_;
+  Awaiter* head_ = nullptr;
+  Awaiter* tail_ = nullptr;
+};
+
+// Joins a set of spawned processes: Add before spawning, Done at the end of
+// each, and `co_await wg.Wait()` resumes once the count is back to zero.
+class WaitGroup {
+ public:
+  explicit WaitGroup(Simulator& sim) : done_(sim) {}
+  void Add(int n = 1) { count_ += n; }
+  void Done() {
+    if (--count_ == 0) done_.NotifyAll();
+  }
+  int count() const { return count_; }
+
+  struct Awaiter {
+    WaitGroup* wg;
+    Signal::Awaiter inner;
+    bool await_ready() const noexcept { return wg->count_ == 0; }
+    void await_suspend(std::coroutine_handle<> h) { inner.await_suspend(h); }
+    void await_resume() const noexcept {}
+  };
+  Awaiter Wait() { return Awaiter{this, done_.Wait()}; }
+
+ private:
+  Signal done_;
+  int count_ = 0;
+};
+
+}  // namespace sim
+
+#endif  // VIOSIM_SIM_SIMULATOR_H_

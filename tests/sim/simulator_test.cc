@@ -1,0 +1,160 @@
+#include "sim/simulator.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sim/frame_pool.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::literals;
+
+Task Record(Simulator& sim, Time delay, std::string tag, std::vector<std::string>* log) {
+  co_await sim.Delay(delay);
+  log->push_back(tag + "@" + FormatTime(sim.Now()));
+}
+
+TEST(SimulatorTest, EqualTimesRunInSchedulingOrder) {
+  Simulator sim;
+  std::vector<std::string> log;
+  for (std::string tag : {"a", "b", "c", "d"}) sim.Spawn(Record(sim, 5_us, tag, &log));
+  sim.Spawn(Record(sim, 1_us, "early", &log));
+  sim.RunUntil(1_ms);
+  EXPECT_EQ(log, (std::vector<std::string>{"early@1us", "a@5us", "b@5us", "c@5us", "d@5us"}));
+}
+
+TEST(SimulatorTest, RunUntilStopsAtLimitAndAdvancesClock) {
+  Simulator sim;
+  std::vector<std::string> log;
+  sim.Spawn(Record(sim, 10_us, "x", &log));
+  sim.RunUntil(9_us);
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(sim.Now(), 9_us);
+  sim.RunUntil(10_us);  // an event exactly at the limit runs
+  EXPECT_EQ(log, std::vector<std::string>{"x@10us"});
+}
+
+Task Child(Simulator& sim, int* steps) {
+  co_await sim.Delay(2_us);
+  ++*steps;
+  co_await sim.Delay(3_us);
+  ++*steps;
+}
+
+Task Parent(Simulator& sim, int* steps, Time* joined_at) {
+  co_await Child(sim, steps);
+  *joined_at = sim.Now();
+}
+
+TEST(SimulatorTest, AwaitingAChildJoinsIt) {
+  Simulator sim;
+  int steps = 0;
+  Time joined = Time::Zero();
+  sim.Spawn(Parent(sim, &steps, &joined));
+  sim.RunUntil(1_ms);
+  EXPECT_EQ(steps, 2);
+  EXPECT_EQ(joined, 5_us);
+  // Spawn start, two delays; the join itself costs no event.
+  EXPECT_EQ(sim.events(), 3u);
+}
+
+Task Waiter(Simulator& sim, Signal& s, int id, std::vector<int>* order) {
+  co_await s.Wait();
+  order->push_back(id);
+}
+
+Task Notifier(Simulator& sim, Signal& s) {
+  co_await sim.Delay(1_us);
+  s.NotifyOne();
+  co_await sim.Delay(1_us);
+  s.NotifyAll();
+}
+
+TEST(SimulatorTest, SignalWakesWaitersInFifoOrder) {
+  Simulator sim;
+  Signal s(sim);
+  std::vector<int> order;
+  for (int i = 0; i < 3; ++i) sim.Spawn(Waiter(sim, s, i, &order));
+  sim.Spawn(Notifier(sim, s));
+  sim.RunUntil(1500_ns);
+  EXPECT_EQ(order, std::vector<int>{0});
+  sim.RunUntil(3_us);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  EXPECT_FALSE(s.has_waiters());
+}
+
+Task Worker(Simulator& sim, WaitGroup& wg, Time d) {
+  co_await sim.Delay(d);
+  wg.Done();
+}
+
+Task Joiner(Simulator& sim, WaitGroup& wg, Time* at) {
+  co_await wg.Wait();
+  *at = sim.Now();
+}
+
+TEST(SimulatorTest, WaitGroupJoinsSpawnedProcesses) {
+  Simulator sim;
+  WaitGroup wg(sim);
+  Time at = Time::Zero();
+  for (Time d : {3_us, 7_us, 5_us}) {
+    wg.Add();
+    sim.Spawn(Worker(sim, wg, d));
+  }
+  sim.Spawn(Joiner(sim, wg, &at));
+  sim.RunUntil(1_ms);
+  EXPECT_EQ(at, 7_us);
+}
+
+Task Forever(Simulator& sim) {
+  for (;;) co_await sim.Delay(1_us);
+}
+
+TEST(SimulatorTest, FramesAreReusedInSteadyState) {
+  // Each round spawns short-lived processes; after the first round every
+  // frame must come from the pool's free lists.
+  Simulator sim;
+  std::vector<std::string> log;
+  sim.Spawn(Record(sim, 1_us, "warm", &log));
+  sim.RunUntil(2_us);
+  const uint64_t allocs = FramePool::allocations();
+  const uint64_t reuses = FramePool::reuses();
+  for (int round = 0; round < 100; ++round) {
+    sim.Spawn(Record(sim, 1_us, "r", &log));
+    sim.RunUntil(sim.Now() + 2_us);
+  }
+  EXPECT_EQ(FramePool::allocations() - allocs, 100u);
+  EXPECT_EQ(FramePool::reuses() - reuses, 100u);
+}
+
+TEST(SimulatorTest, DestroyingTheSimulatorReleasesSuspendedProcesses) {
+  const uint64_t reuses = FramePool::reuses();
+  {
+    Simulator sim;
+    for (int i = 0; i < 10; ++i) sim.Spawn(Forever(sim));
+    sim.RunUntil(10_us);
+  }
+  {
+    Simulator sim;
+    for (int i = 0; i < 10; ++i) sim.Spawn(Forever(sim));
+    sim.RunUntil(10_us);
+  }
+  // The second simulator's ten frames are the first one's, returned to the pool.
+  EXPECT_GE(FramePool::reuses() - reuses, 10u);
+}
+
+TEST(SimulatorTest, ZeroDelayYieldsToEventsAlreadyDue) {
+  Simulator sim;
+  std::vector<std::string> log;
+  sim.Spawn(Record(sim, 0_ns, "zero", &log));
+  sim.Spawn(Record(sim, 0_ns, "zero2", &log));
+  sim.RunUntil(0_ns);
+  EXPECT_EQ(log, (std::vector<std::string>{"zero@0ps", "zero2@0ps"}));
+}
+
+}  // namespace
+}  // namespace sim
