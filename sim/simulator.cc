@@ -2,7 +2,9 @@
 
 namespace sim {
 
-Simulator::Simulator(TraceWriter* trace) : trace_(trace) { heap_.reserve(1024); }
+Simulator::Simulator(TraceWriter* trace) : trace_(trace) { heap_.reserve(1024);
+  ready_.reserve(256);
+}
 
 Simulator::~Simulator() {
   // Root processes that never finished are suspended somewhere (a delay, a

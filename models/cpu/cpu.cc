@@ -26,7 +26,8 @@ Cpu::Cpu(sim::Simulator& sim, int id, std::string name)
       irq_off_(2, sim.Now(), 0),
       irqs_enabled_(sim) {}
 
-void Cpu::NameTraceTrack(sim::TraceWriter& t) const {
+void Cpu::NameTraceTrack(sim::TraceWriter& t) {
+  state_since_ = sim_->Now();
   t.SetThreadName(kTracePid, id_, name_);
   t.SetThreadSortIndex(kTracePid, id_, id_);
 }
@@ -49,7 +50,6 @@ void Cpu::ResetStats() {
 
 void Cpu::TraceState(CpuState next) {
   sim::TraceWriter* t = sim_->trace();
-  if (t == nullptr) return;
   const sim::Time now = sim_->Now();
   if (state_ != CpuState::kIdle && now > state_since_) {
     t->Complete(kTracePid, id_, CpuStateName(state_), state_since_, now - state_since_, "cpu");

@@ -49,7 +49,7 @@ class Cpu {
   void SetState(CpuState s) {
     if (s == state_) return;
     occupancy_.Set(static_cast<int>(s), sim_->Now());
-    TraceState(s);
+    if (sim_->trace() != nullptr) TraceState(s);
     state_ = s;
   }
 
@@ -85,8 +85,8 @@ class Cpu {
   sim::Time IrqOffTime() const { return irq_off_.TimeIn(1, sim_->Now()); }
   void ResetStats();
 
-  // Names this CPU's track in a trace that is starting.
-  void NameTraceTrack(sim::TraceWriter& t) const;
+  // Names this CPU's track in a trace that starts now.
+  void NameTraceTrack(sim::TraceWriter& t);
 
  private:
   void TraceState(CpuState next);
@@ -95,7 +95,7 @@ class Cpu {
   int id_;
   std::string name_;
   CpuState state_ = CpuState::kIdle;
-  sim::Time state_since_;  // for trace slices
+  sim::Time state_since_;  // start of the current trace slice (tracing on)
   sim::StateOccupancy occupancy_;
   int irq_off_depth_ = 0;
   sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled

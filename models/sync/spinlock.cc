@@ -51,7 +51,11 @@ void Spinlock::Unlock(Cpu& cpu) {
   stat_.wait.Record((acquired_at_ - next->since_).ps());
   // The waiter leaves its spin loop when it resumes; until then its CPU
   // stays in kSpinning.
-  sim_->ScheduleAt(acquired_at_, next->h_);
+  if (handoff_ == sim::Time::Zero()) {
+    sim_->Wake(next->h_);
+  } else {
+    sim_->ScheduleAt(acquired_at_, next->h_);
+  }
 }
 
 }  // namespace models

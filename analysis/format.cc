@@ -1,0 +1,360 @@
+#include "analysis/format.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analysis/json.h"
+#include "sim/time.h"
+
+namespace analysis {
+namespace {
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Lays out rows of cells in columns: the first column left-aligned, the rest
+// right-aligned, two spaces apart.
+std::string Table(const std::vector<std::vector<std::string>>& rows, const std::string& indent,
+                  int left_columns = 1) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    if (width.size() < r.size()) width.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line = indent;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (i > 0) line += "  ";
+      const std::string pad(width[i] - r[i].size(), ' ');
+      line += static_cast<int>(i) < left_columns ? r[i] + pad : pad + r[i];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string Num(double v, int decimals) {
+  if (!std::isfinite(v)) return "inf";
+  return absl::StrFormat("%.*f", decimals, v);
+}
+
+// Enough decimals for about 6 significant digits, at most 3.
+std::string Sig(double v) {
+  const double a = std::fabs(v);
+  int d = a >= 1e5 ? 0 : a >= 1e3 ? 1 : a >= 10 ? 2 : 3;
+  return Num(v, d);
+}
+
+void RunText(const std::string& scenario, const std::string& description,
+             const std::vector<viosim::VariantResult>& results, std::string* out) {
+  absl::StrAppend(out, "scenario ", scenario, description.empty() ? "" : ": ", description, "\n");
+  for (const viosim::VariantResult& r : results) {
+    absl::StrAppend(out, "\n== variant ", r.variant, r.description.empty() ? "" : ": ", r.description, "\n");
+    absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n\n", r.seed,
+                                         sim::FormatTime(r.warmup), sim::FormatTime(r.duration), r.batches,
+                                         r.events));
+    std::vector<std::vector<std::string>> rows = {{"metric", "value", "95% CI +/-"}};
+    for (const sim::MetricEstimate& m : r.metrics) rows.push_back({m.name, Sig(m.value), Sig(m.ci95)});
+    absl::StrAppend(out, Table(rows, "   "));
+    if (!r.locks.empty()) {
+      absl::StrAppend(out, "\n   lock_stat (as /proc/lock_stat; times in us, waittime over contended "
+                           "acquisitions):\n");
+      absl::StrAppend(out, FormatLockStat(r.locks, "   "));
+    }
+    if (!r.cpus.empty()) {
+      absl::StrAppend(out, "\n   CPU time (% of the measured window):\n");
+      std::vector<std::string> head = {"cpu"};
+      for (const std::string& s : r.cpu_states) head.push_back(s);
+      head.push_back("irqs-off");
+      std::vector<std::vector<std::string>> crows = {head};
+      std::vector<double> mean(r.cpu_states.size() + 1, 0);
+      for (const viosim::CpuRow& c : r.cpus) {
+        std::vector<std::string> row = {c.name};
+        for (size_t i = 0; i < c.state_pct.size(); ++i) {
+          row.push_back(Num(c.state_pct[i], 1));
+          mean[i] += c.state_pct[i] / r.cpus.size();
+        }
+        row.push_back(Num(c.irq_off_pct, 1));
+        mean.back() += c.irq_off_pct / r.cpus.size();
+        crows.push_back(std::move(row));
+      }
+      if (r.cpus.size() > 1) {
+        std::vector<std::string> row = {"mean"};
+        for (double m : mean) row.push_back(Num(m, 1));
+        crows.push_back(std::move(row));
+      }
+      absl::StrAppend(out, Table(crows, "   "));
+    }
+  }
+}
+
+void RunJson(const std::string& scenario, const std::vector<viosim::VariantResult>& results, std::string* out) {
+  JsonWriter j;
+  j.BeginObject().Key("scenario").String(scenario).Key("variants").BeginArray();
+  for (const viosim::VariantResult& r : results) {
+    j.BeginObject().Key("name").String(r.variant);
+    j.Key("metrics").BeginObject();
+    for (const auto& m : r.metrics) j.Key(m.name).Number(m.value);
+    j.EndObject().Key("ci95").BeginObject();
+    for (const auto& m : r.metrics) j.Key(m.name).Number(m.ci95);
+    j.EndObject();
+    j.Key("seed").Uint(r.seed);
+    j.Key("warmup_s").Number(r.warmup.ToSeconds());
+    j.Key("duration_s").Number(r.duration.ToSeconds());
+    j.Key("batches").Int(r.batches);
+    j.Key("events").Uint(r.events);
+    j.Key("lock_stat").BeginArray();
+    for (const viosim::LockStatRow& l : r.locks) {
+      j.BeginObject()
+          .Key("class_name").String(l.name)
+          .Key("con_bounces").Uint(l.con_bounces)
+          .Key("contentions").Uint(l.contentions)
+          .Key("waittime_min_us").Number(l.wait_min_us)
+          .Key("waittime_max_us").Number(l.wait_max_us)
+          .Key("waittime_total_us").Number(l.wait_total_us)
+          .Key("waittime_avg_us").Number(l.wait_avg_us)
+          .Key("acq_bounces").Uint(l.acq_bounces)
+          .Key("acquisitions").Uint(l.acquisitions)
+          .Key("holdtime_min_us").Number(l.hold_min_us)
+          .Key("holdtime_max_us").Number(l.hold_max_us)
+          .Key("holdtime_total_us").Number(l.hold_total_us)
+          .Key("holdtime_avg_us").Number(l.hold_avg_us)
+          .EndObject();
+    }
+    j.EndArray().Key("cpus").BeginArray();
+    for (const viosim::CpuRow& c : r.cpus) {
+      j.BeginObject().Key("name").String(c.name);
+      for (size_t i = 0; i < c.state_pct.size(); ++i) j.Key(absl::StrCat(r.cpu_states[i], "_pct")).Number(c.state_pct[i]);
+      j.Key("irqs_off_pct").Number(c.irq_off_pct).EndObject();
+    }
+    j.EndArray().EndObject();
+  }
+  j.EndArray().EndObject();
+  *out += j.str();
+}
+
+void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
+  j.Key("cells").BeginArray();
+  for (const Reproduction& rep : reps) {
+    for (const Cell& c : rep.cells) {
+      j.BeginObject()
+          .Key("scenario").String(c.scenario)
+          .Key("variant").String(c.variant)
+          .Key("metric").String(c.metric)
+          .Key("published").Number(c.published)
+          .Key("modeled").Number(c.modeled)
+          .Key("ci95").Number(c.ci95)
+          .Key("error_pct").Number(c.error_pct)
+          .Key("role").String(c.role)
+          .Key("tolerance_pct").Number(c.tolerance_pct)
+          .Key("within").Bool(c.within)
+          .Key("source").String(c.source)
+          .EndObject();
+    }
+  }
+  j.EndArray();
+}
+
+std::vector<std::vector<std::string>> CellRows(const std::vector<Reproduction>& reps) {
+  std::vector<std::vector<std::string>> rows = {
+      {"scenario", "variant", "metric", "published", "modeled", "95% CI +/-", "error", "tolerance", "role", ""}};
+  for (const Reproduction& rep : reps) {
+    for (const Cell& c : rep.cells) {
+      rows.push_back({c.scenario, c.variant, c.metric, Sig(c.published), Sig(c.modeled), Sig(c.ci95),
+                      std::isfinite(c.error_pct) ? absl::StrFormat("%+.2f%%", c.error_pct) : "inf",
+                      absl::StrFormat("%g%%", c.tolerance_pct), c.role, c.within ? "ok" : "OUTSIDE"});
+    }
+  }
+  return rows;
+}
+
+const char* kCellCsvHeader = "scenario,variant,metric,published,modeled,ci95,error_pct,role,tolerance_pct,within\n";
+
+std::string CellCsvRow(const Cell& c) {
+  return absl::StrCat(CsvField(c.scenario), ",", CsvField(c.variant), ",", CsvField(c.metric), ",",
+                      FormatNumber(c.published), ",", FormatNumber(c.modeled), ",", FormatNumber(c.ci95), ",",
+                      FormatNumber(c.error_pct), ",", c.role, ",", FormatNumber(c.tolerance_pct), ",",
+                      c.within ? "true" : "false", "\n");
+}
+
+}  // namespace
+
+std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const std::string& indent) {
+  std::vector<std::vector<std::string>> t = {{"class name", "con-bounces", "contentions", "waittime-min",
+                                              "waittime-max", "waittime-total", "waittime-avg", "acq-bounces",
+                                              "acquisitions", "holdtime-min", "holdtime-max", "holdtime-total",
+                                              "holdtime-avg"}};
+  for (const auto& r : rows) {
+    t.push_back({r.name, absl::StrCat(r.con_bounces), absl::StrCat(r.contentions), Num(r.wait_min_us, 2),
+                 Num(r.wait_max_us, 2), Num(r.wait_total_us, 2), Num(r.wait_avg_us, 2), absl::StrCat(r.acq_bounces),
+                 absl::StrCat(r.acquisitions), Num(r.hold_min_us, 2), Num(r.hold_max_us, 2),
+                 Num(r.hold_total_us, 2), Num(r.hold_avg_us, 2)});
+  }
+  return Table(t, indent);
+}
+
+std::string FormatRun(const std::string& scenario, const std::string& description,
+                      const std::vector<viosim::VariantResult>& results, Format f) {
+  std::string out;
+  switch (f) {
+    case Format::kText:
+      RunText(scenario, description, results, &out);
+      break;
+    case Format::kJson:
+      RunJson(scenario, results, &out);
+      break;
+    case Format::kCsv:
+      out = "scenario,variant,metric,value,ci95\n";
+      for (const auto& r : results) {
+        for (const auto& m : r.metrics) {
+          absl::StrAppend(&out, CsvField(scenario), ",", CsvField(r.variant), ",", m.name, ",",
+                          FormatNumber(m.value), ",", FormatNumber(m.ci95), "\n");
+        }
+      }
+      break;
+  }
+  return out;
+}
+
+std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
+  switch (f) {
+    case Format::kText: {
+      int outside = 0, total = 0;
+      for (const auto& rep : reps) {
+        for (const auto& c : rep.cells) {
+          ++total;
+          if (!c.within) ++outside;
+        }
+      }
+      return absl::StrCat(Table(CellRows(reps), "", 3),
+                          absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
+                                          outside));
+    }
+    case Format::kJson: {
+      JsonWriter j;
+      j.BeginObject();
+      CellsJson(reps, j);
+      j.EndObject();
+      return j.str();
+    }
+    case Format::kCsv: {
+      std::string out = kCellCsvHeader;
+      for (const auto& rep : reps) {
+        for (const auto& c : rep.cells) out += CellCsvRow(c);
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
+std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& report, Format f) {
+  const int cells = static_cast<int>(report.findings.size());
+  const std::string verdict =
+      report.failures == 0 ? absl::StrFormat("gate: PASS (%d cells)", cells)
+                           : absl::StrFormat("gate: FAIL (%d of %d cells)", report.failures, cells);
+  switch (f) {
+    case Format::kText: {
+      std::string out = Table(CellRows(reps), "", 3);
+      out += "\n";
+      for (const GateFinding& g : report.findings) {
+        if (!g.problem.empty()) absl::StrAppend(&out, g.scenario, " / ", g.variant, " / ", g.metric, ": ", g.problem, "\n");
+      }
+      return absl::StrCat(out, verdict, "\n");
+    }
+    case Format::kJson: {
+      JsonWriter j;
+      j.BeginObject();
+      CellsJson(reps, j);
+      j.Key("failures").BeginArray();
+      for (const GateFinding& g : report.findings) {
+        if (g.problem.empty()) continue;
+        j.BeginObject().Key("scenario").String(g.scenario).Key("variant").String(g.variant);
+        j.Key("metric").String(g.metric).Key("problem").String(g.problem).EndObject();
+      }
+      j.EndArray().Key("pass").Bool(report.failures == 0).EndObject();
+      return j.str();
+    }
+    case Format::kCsv: {
+      std::string out = "scenario,variant,metric,problem\n";
+      for (const GateFinding& g : report.findings) {
+        if (g.problem.empty()) continue;
+        absl::StrAppend(&out, CsvField(g.scenario), ",", CsvField(g.variant), ",", CsvField(g.metric), ",",
+                        CsvField(g.problem), "\n");
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
+std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::string>& metrics, Format f) {
+  const viosim::Scenario& s = file.scenario;
+  const std::vector<std::string> variants = viosim::VariantNames(file);
+  switch (f) {
+    case Format::kText: {
+      std::string out = absl::StrCat("scenario ", s.name(), s.description().empty() ? "" : ": ", s.description(),
+                                     "\n\nvariants:\n");
+      std::vector<std::vector<std::string>> rows;
+      for (const std::string& v : variants) rows.push_back({v, viosim::VariantDescription(file, v)});
+      absl::StrAppend(&out, Table(rows, "  ", 2), "\nmetrics:\n");
+      for (const std::string& m : metrics) absl::StrAppend(&out, "  ", m, "\n");
+      absl::StrAppend(&out, "\npublished:\n");
+      std::vector<std::vector<std::string>> prow = {{"variant", "metric", "value", "role", "tolerance", "source"}};
+      for (const auto& p : s.published()) {
+        prow.push_back({p.variant(), p.metric(),
+                        p.has_value() ? Sig(p.value()) : viosim::Published::Analytic_Name(p.analytic()),
+                        p.role() == viosim::Published::CALIBRATION ? "calibration" : "prediction",
+                        absl::StrFormat("%g%%", p.tolerance_pct()), p.source()});
+      }
+      absl::StrAppend(&out, Table(prow, "  ", 6));
+      return out;
+    }
+    case Format::kJson: {
+      JsonWriter j;
+      j.BeginObject().Key("scenario").String(s.name()).Key("variants").BeginArray();
+      for (const std::string& v : variants) {
+        j.BeginObject().Key("name").String(v).Key("description").String(viosim::VariantDescription(file, v));
+        j.EndObject();
+      }
+      j.EndArray().Key("metrics").BeginArray();
+      for (const std::string& m : metrics) j.String(m);
+      j.EndArray().Key("published").BeginArray();
+      for (const auto& p : s.published()) {
+        j.BeginObject().Key("variant").String(p.variant()).Key("metric").String(p.metric());
+        if (p.has_value()) {
+          j.Key("value").Number(p.value());
+        } else {
+          j.Key("analytic").String(viosim::Published::Analytic_Name(p.analytic()));
+        }
+        j.Key("role").String(p.role() == viosim::Published::CALIBRATION ? "calibration" : "prediction");
+        j.Key("tolerance_pct").Number(p.tolerance_pct()).Key("source").String(p.source()).EndObject();
+      }
+      j.EndArray().EndObject();
+      return j.str();
+    }
+    case Format::kCsv: {
+      std::string out = "kind,name,detail\n";
+      for (const std::string& v : variants) {
+        absl::StrAppend(&out, "variant,", CsvField(v), ",", CsvField(viosim::VariantDescription(file, v)), "\n");
+      }
+      for (const std::string& m : metrics) absl::StrAppend(&out, "metric,", CsvField(m), ",\n");
+      return out;
+    }
+  }
+  return "";
+}
+
+}  // namespace analysis

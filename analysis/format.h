@@ -1,0 +1,39 @@
+// Output formats of the `viosim` subcommands: readable text, JSON (a
+// contract other tools read; see README) and CSV. Pure functions from
+// results to text; the command line decides where the text goes.
+#ifndef VIOSIM_ANALYSIS_FORMAT_H_
+#define VIOSIM_ANALYSIS_FORMAT_H_
+
+#include <string>
+#include <vector>
+
+#include "analysis/gate.h"
+#include "analysis/runner.h"
+#include "scenarios/builder.h"
+#include "scenarios/loader.h"
+
+namespace analysis {
+
+enum class Format { kText, kJson, kCsv };
+
+// `viosim run`: {"scenario": name, "variants": [{"name", "metrics", "ci95", ...}]}
+std::string FormatRun(const std::string& scenario, const std::string& description,
+                      const std::vector<viosim::VariantResult>& results, Format f);
+
+// `viosim reproduce` and `viosim gate`: one row per cell.
+// JSON: {"cells": [{"scenario", "variant", "metric", "published", "modeled",
+// "error_pct", "role", "tolerance_pct", "within", ...}]}
+std::string FormatCells(const std::vector<Reproduction>& reps, Format f);
+
+// `viosim gate`: the cells, then each failure and a one-line verdict.
+std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& report, Format f);
+
+// `viosim list`: variants, metrics and published values.
+std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::string>& metrics, Format f);
+
+// /proc/lock_stat's table for `rows` (times in microseconds).
+std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const std::string& indent);
+
+}  // namespace analysis
+
+#endif  // VIOSIM_ANALYSIS_FORMAT_H_

@@ -1,0 +1,302 @@
+// viosim: the command line. Parses flags (CLI11), calls the analysis layer,
+// and is the only part of viosim that writes to the terminal or to files.
+//
+// Exit status: 0 success, 1 a gate or check failed, 2 bad usage or bad input.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/format.h"
+#include "analysis/gate.h"
+#include "analysis/runner.h"
+#include "scenarios/builder.h"
+#include "scenarios/loader.h"
+
+namespace {
+
+constexpr char kVersion[] = "viosim 0.1.0";
+constexpr int kExitOk = 0;
+constexpr int kExitCheckFailed = 1;
+constexpr int kExitBadInput = 2;
+
+struct SharedFlags {
+  uint64_t seed = 0;
+  bool seed_set = false;
+  int jobs = 1;
+  std::vector<std::string> sets;
+  std::string format = "text";
+  std::string output;
+};
+
+void AddShared(CLI::App* cmd, SharedFlags* f) {
+  cmd->add_option_function<uint64_t>(
+         "--seed", [f](uint64_t s) { f->seed = s, f->seed_set = true; },
+         "Random seed for every variant (overrides run.seed)")
+      ->type_name("N");
+  cmd->add_option("--jobs,-j", f->jobs, "Variants simulated at once; output does not depend on it")
+      ->check(CLI::Range(1, 256))
+      ->type_name("N");
+  cmd->add_option("--set", f->sets,
+                  "Override a scalar field by path, e.g. run.duration=2s or workload.lockbench.threads=8 "
+                  "(repeatable; applied after the variant's overlay)")
+      ->type_name("PATH=VALUE");
+  cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--output,-o", f->output, "Write the output to FILE (whole or not at all) instead of stdout")
+      ->type_name("FILE");
+}
+
+analysis::Format ToFormat(const std::string& s) {
+  if (s == "json") return analysis::Format::kJson;
+  if (s == "csv") return analysis::Format::kCsv;
+  return analysis::Format::kText;
+}
+
+std::vector<std::string> Overrides(const SharedFlags& f) {
+  std::vector<std::string> o;
+  if (f.seed_set) o.push_back(absl::StrCat("run.seed=", f.seed));
+  o.insert(o.end(), f.sets.begin(), f.sets.end());
+  return o;
+}
+
+int Fail(const absl::Status& s) {
+  std::cerr << "viosim: " << s.message() << "\n";
+  return kExitBadInput;
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so a reader
+// never sees half a file and a failed run leaves none.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open for writing"));
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return absl::InvalidArgumentError(absl::StrCat(path, ": write failed"));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+int Emit(const SharedFlags& f, const std::string& text) {
+  if (f.output.empty()) {
+    std::cout << text << std::flush;
+    return kExitOk;
+  }
+  absl::Status s = WriteFileAtomically(f.output, text);
+  return s.ok() ? kExitOk : Fail(s);
+}
+
+// Output and trace paths must be writable before minutes of simulation.
+absl::Status CheckWritable(const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  std::filesystem::path p(path);
+  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": directory '", dir.string(), "' does not exist"));
+  }
+  if (std::filesystem::is_directory(p, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory"));
+  }
+  return absl::OkStatus();
+}
+
+std::string TracePath(const std::string& base, const std::string& variant, bool several) {
+  if (!several) return base;
+  std::filesystem::path p(base);
+  std::filesystem::path out = p.parent_path() / absl::StrCat(p.stem().string(), ".", variant, p.extension().string());
+  return out.string();
+}
+
+std::string DefaultScenarioDir() { return "scenarios"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Under `bazel run`, resolve relative paths from where the user ran it.
+  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY"); wd != nullptr && *wd != '\0') {
+    if (chdir(wd) != 0) std::cerr << "viosim: cannot enter " << wd << "\n";
+  }
+
+  CLI::App app{"viosim: a deterministic discrete-event simulator of the virtualized I/O stack"};
+  app.set_version_flag("--version", kVersion);
+  app.require_subcommand(1);
+
+  SharedFlags run_f, list_f, rep_f, gate_f;
+
+  CLI::App* run = app.add_subcommand("run", "Run a scenario's variants and print a readable report");
+  std::string run_path;
+  std::vector<std::string> run_variants;
+  std::string trace_path;
+  bool perf = false;
+  run->add_option("scenario", run_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
+  run->add_option("--variant,-v", run_variants, "Variant to run (repeatable; default: all)")->type_name("NAME");
+  run->add_option("--trace", trace_path,
+                  "Write a Chrome/Perfetto JSON trace of the first 1ms of the measured window to FILE "
+                  "(FILE.<variant>.json when several variants run)")
+      ->type_name("FILE");
+  run->add_flag("--perf", perf, "Print wall-clock speed (events and acquisitions per second) to stderr");
+  AddShared(run, &run_f);
+
+  CLI::App* list = app.add_subcommand("list", "Show a scenario's variants, metrics and published values");
+  std::string list_path;
+  list->add_option("scenario", list_path, "Scenario file")->required()->type_name("SCENARIO");
+  AddShared(list, &list_f);
+
+  CLI::App* rep = app.add_subcommand(
+      "reproduce", "Modeled beside published values, error per cell, calibration or prediction marked");
+  std::vector<std::string> rep_paths;
+  rep->add_option("scenarios", rep_paths,
+                  "Scenario files (default: every scenario under scenarios/ with published values)")
+      ->type_name("SCENARIO");
+  AddShared(rep, &rep_f);
+
+  CLI::App* gate = app.add_subcommand(
+      "gate", "Regression gate: exit 1 when a modeled value leaves its published tolerance or the baseline");
+  std::vector<std::string> gate_paths;
+  std::string baseline_path = "analysis/baseline.textproto";
+  bool update_baseline = false;
+  gate->add_option("scenarios", gate_paths, "Scenario files (default: all with published values)")
+      ->type_name("SCENARIO");
+  gate->add_option("--baseline", baseline_path, "Baseline of modeled values")->capture_default_str();
+  gate->add_flag("--update-baseline", update_baseline, "Rewrite the baseline from this run's modeled values");
+  AddShared(gate, &gate_f);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  // Loads a scenario file and applies the --set assignments that edit the
+  // file's own definitions (variant[...], published[...]); the others apply
+  // to each resolved variant.
+  auto load = [](const std::string& path,
+                 const std::vector<std::string>& overrides) -> absl::StatusOr<viosim::ScenarioFile> {
+    absl::StatusOr<viosim::ScenarioFile> file = viosim::LoadScenarioFile(path);
+    if (!file.ok()) return file.status();
+    if (absl::Status s = viosim::ApplyFileOverrides(&*file, overrides); !s.ok()) return s;
+    return file;
+  };
+
+  if (*run) {
+    for (const std::string& p : {run_f.output, trace_path}) {
+      if (absl::Status s = CheckWritable(p); !s.ok()) return Fail(s);
+    }
+    absl::StatusOr<viosim::ScenarioFile> file = load(run_path, Overrides(run_f));
+    if (!file.ok()) return Fail(file.status());
+    std::vector<std::string> variants = run_variants.empty() ? viosim::VariantNames(*file) : run_variants;
+    analysis::RunRequest req;
+    req.overrides = Overrides(run_f);
+    req.jobs = run_f.jobs;
+    req.options.trace = !trace_path.empty();
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<std::vector<viosim::VariantResult>> results = analysis::RunVariants(*file, variants, req);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!results.ok()) return Fail(results.status());
+    if (perf) {
+      for (const auto& r : *results) {
+        uint64_t acq = 0;
+        for (const auto& l : r.locks) acq += l.acquisitions;
+        std::cerr << absl::StrFormat(
+            "perf: variant %s: %d events, %d lock acquisitions measured; all variants took %.3f s wall "
+            "(--jobs %d)\n",
+            r.variant, r.events, acq, wall, run_f.jobs);
+      }
+      if (results->size() == 1) {
+        const auto& r = results->front();
+        uint64_t acq = 0;
+        for (const auto& l : r.locks) acq += l.acquisitions;
+        std::cerr << absl::StrFormat("perf: %.2fM events/s, %.2fM lock acquisitions/s (wall clock)\n",
+                                     r.events / wall / 1e6, acq / wall / 1e6);
+      }
+    }
+    if (!trace_path.empty()) {
+      for (const auto& r : *results) {
+        const std::string path = TracePath(trace_path, r.variant, results->size() > 1);
+        if (absl::Status s = WriteFileAtomically(path, r.trace_json); !s.ok()) return Fail(s);
+      }
+    }
+    return Emit(run_f, analysis::FormatRun(file->scenario.name(), file->scenario.description(), *results,
+                                           ToFormat(run_f.format)));
+  }
+
+  if (*list) {
+    if (absl::Status s = CheckWritable(list_f.output); !s.ok()) return Fail(s);
+    absl::StatusOr<viosim::ScenarioFile> file = load(list_path, Overrides(list_f));
+    if (!file.ok()) return Fail(file.status());
+    absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(*file, viosim::VariantNames(*file).front(),
+                                                                   Overrides(list_f));
+    if (!base.ok()) return Fail(base.status());
+    return Emit(list_f, analysis::FormatList(*file, viosim::MetricNames(*base), ToFormat(list_f.format)));
+  }
+
+  // reproduce and gate share the work: run every published cell.
+  const bool is_gate = static_cast<bool>(*gate);
+  SharedFlags& f = is_gate ? gate_f : rep_f;
+  std::vector<std::string> paths = is_gate ? gate_paths : rep_paths;
+  if (absl::Status s = CheckWritable(f.output); !s.ok()) return Fail(s);
+  if (paths.empty()) {
+    absl::StatusOr<std::vector<std::string>> all = analysis::ScenariosWithPublished(DefaultScenarioDir());
+    if (!all.ok()) return Fail(all.status());
+    paths = *all;
+  }
+  analysis::RunRequest req;
+  req.overrides = Overrides(f);
+  req.jobs = f.jobs;
+  std::vector<analysis::Reproduction> reps;
+  for (const std::string& p : paths) {
+    absl::StatusOr<viosim::ScenarioFile> file = load(p, req.overrides);
+    if (!file.ok()) return Fail(file.status());
+    absl::StatusOr<analysis::Reproduction> r = analysis::Reproduce(*file, req);
+    if (!r.ok()) return Fail(r.status());
+    reps.push_back(*std::move(r));
+  }
+  if (!is_gate) return Emit(f, analysis::FormatCells(reps, ToFormat(f.format)));
+
+  std::vector<analysis::Cell> cells;
+  for (const auto& r : reps) cells.insert(cells.end(), r.cells.begin(), r.cells.end());
+  viosim::Baseline baseline;
+  std::error_code ec;
+  if (std::filesystem::exists(baseline_path, ec)) {
+    absl::StatusOr<viosim::Baseline> b = viosim::LoadBaselineFile(baseline_path);
+    if (!b.ok()) return Fail(b.status());
+    baseline = *b;
+  } else if (!update_baseline) {
+    return Fail(absl::NotFoundError(
+        absl::StrCat(baseline_path, ": no baseline (create it with `viosim gate --update-baseline`)")));
+  }
+  if (update_baseline) {
+    viosim::Baseline updated = analysis::UpdateBaseline(baseline, cells);
+    if (absl::Status s = WriteFileAtomically(baseline_path, viosim::BaselineToText(updated)); !s.ok()) {
+      return Fail(s);
+    }
+    std::cerr << "viosim: wrote " << updated.cell_size() << " cells to " << baseline_path << "\n";
+    baseline = updated;
+  }
+  const analysis::GateReport report = analysis::CheckGate(cells, baseline);
+  const int emitted = Emit(f, analysis::FormatGate(reps, report, ToFormat(f.format)));
+  if (emitted != kExitOk) return emitted;
+  return report.failures == 0 ? kExitOk : kExitCheckFailed;
+}

@@ -1,0 +1,258 @@
+#include "scenarios/builder.h"
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "models/cpu/cpu.h"
+#include "models/lockbench/lock_bench.h"
+#include "models/sync/spinlock.h"
+#include "scenarios/units.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+
+namespace viosim {
+namespace {
+
+const std::vector<std::string>& LockBenchMetrics() {
+  static const auto* names = new std::vector<std::string>{
+      "lock_acquisitions_per_s", "lock_wait_mean_us", "lock_hold_mean_us", "lock_contention_pct",
+      "cpu_spin_pct"};
+  return *names;
+}
+
+absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& field) {
+  absl::StatusOr<sim::Time> t = ParseDuration(text);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", field, "': ", t.status().message()));
+  }
+  return *t;
+}
+
+LockStatRow ToRow(const models::Spinlock& lock) {
+  const models::LockStat& s = lock.stat();
+  LockStatRow r;
+  r.name = lock.name();
+  r.con_bounces = s.con_bounces;
+  r.contentions = s.contentions;
+  r.acq_bounces = s.acq_bounces;
+  r.acquisitions = s.acquisitions;
+  constexpr double kUs = 1e-6;  // picoseconds to microseconds
+  if (s.wait.count() > 0) {
+    r.wait_min_us = s.wait.min() * kUs;
+    r.wait_max_us = s.wait.max() * kUs;
+    r.wait_total_us = s.wait.sum() * kUs;
+    r.wait_avg_us = r.wait_total_us / s.wait.count();
+  }
+  if (s.hold.count() > 0) {
+    r.hold_min_us = s.hold.min() * kUs;
+    r.hold_max_us = s.hold.max() * kUs;
+    r.hold_total_us = s.hold.sum() * kUs;
+    r.hold_avg_us = r.hold_total_us / s.hold.count();
+  }
+  return r;
+}
+
+sim::Task StopTraceAt(sim::Simulator& sim, sim::Time at) {
+  co_await sim.Delay(at - sim.Now());
+  sim.set_trace(nullptr);
+}
+
+// Runs `sim` with the plan, tracing the start of the measured window when
+// asked, and fills the common parts of `out`.
+void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
+             const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
+             const std::vector<sim::RatioMetric>& metrics, VariantResult* out) {
+  std::unique_ptr<sim::TraceWriter> trace;
+  std::function<void()> reset_and_trace = reset;
+  if (options.trace) {
+    trace = std::make_unique<sim::TraceWriter>();
+    reset_and_trace = [&] {
+      reset();
+      trace->SetProcessName(models::Cpu::kTracePid, "CPUs");
+      name_tracks(*trace);
+      sim.set_trace(trace.get());
+    };
+  }
+  if (options.trace && options.trace_window < plan.duration) {
+    // A process ends the traced window, so batch boundaries stay as they are.
+    sim.Spawn(StopTraceAt(sim, sim.Now() + plan.warmup + options.trace_window));
+  }
+  out->metrics = sim::MeasureBatches(sim, plan, reset_and_trace, metrics);
+  sim.set_trace(nullptr);
+  out->events = sim.events();
+  if (trace) out->trace_json = trace->Finish();
+}
+
+absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
+                                           const RunOptions& options, VariantResult out) {
+  const viosim::Workload::LockBench& w = s.workload().lockbench();
+  models::LockBenchParams p;
+  p.threads = w.threads();
+  if (!w.has_think()) return absl::InvalidArgumentError("field 'workload.lockbench.think' is required");
+  if (!w.has_hold()) return absl::InvalidArgumentError("field 'workload.lockbench.hold' is required");
+  absl::StatusOr<sim::Distribution> think = ToDistribution(w.think(), "workload.lockbench.think");
+  if (!think.ok()) return think.status();
+  absl::StatusOr<sim::Distribution> hold = ToDistribution(w.hold(), "workload.lockbench.hold");
+  if (!hold.ok()) return hold.status();
+  p.think = *think;
+  p.hold = *hold;
+  if (s.platform().has_lock_handoff()) {
+    absl::StatusOr<sim::Time> h =
+        TimeField(s.platform().lock_handoff().value(), "platform.lock_handoff.value");
+    if (!h.ok()) return h.status();
+    p.handoff = *h;
+  }
+  if (s.platform().has_cpus() && s.platform().cpus() < p.threads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("field 'workload.lockbench.threads': ", p.threads, " threads need as many CPUs, but ",
+                     "platform.cpus is ", s.platform().cpus()));
+  }
+
+  sim::Simulator sim;
+  models::LockBench bench(sim, p, s.run().seed());
+  bench.Start();
+  models::Spinlock& lock = bench.lock();
+  const auto& cpus = bench.cpus();
+  const double n = static_cast<double>(cpus.size());
+  const sim::Time start = plan.warmup;
+  auto elapsed_s = [&sim, start] { return (sim.Now() - start).ToSeconds(); };
+  auto acquisitions = [&lock] { return static_cast<double>(lock.stat().acquisitions); };
+  auto spin_s = [&cpus] {
+    double t = 0;
+    for (const auto& c : cpus) t += c->TimeIn(models::CpuState::kSpinning).ToSeconds();
+    return t;
+  };
+  // In the order of LockBenchMetrics().
+  std::vector<sim::RatioMetric> metrics = {
+      {"lock_acquisitions_per_s", acquisitions, elapsed_s, 1.0},
+      // Over every acquisition, uncontended ones waiting zero: the mean
+      // queueing delay W of the queueing model. (lock_stat's waittime-avg is
+      // over contended acquisitions only; the table shows that one.)
+      {"lock_wait_mean_us", [&lock] { return static_cast<double>(lock.stat().wait.sum()); }, acquisitions,
+       1e-6},
+      {"lock_hold_mean_us", [&lock] { return static_cast<double>(lock.stat().hold.sum()); },
+       [&lock] { return static_cast<double>(lock.stat().hold.count()); }, 1e-6},
+      {"lock_contention_pct", [&lock] { return static_cast<double>(lock.stat().contentions); }, acquisitions,
+       100.0},
+      {"cpu_spin_pct", spin_s, [&elapsed_s, n] { return elapsed_s() * n; }, 100.0},
+  };
+  auto name_tracks = [&cpus](sim::TraceWriter& t) {
+    for (const auto& c : cpus) c->NameTraceTrack(t);
+  };
+  Measure(sim, plan, options, [&bench] { bench.ResetStats(); }, name_tracks, metrics, &out);
+
+  out.locks.push_back(ToRow(lock));
+  for (int st = 0; st < models::kCpuStates; ++st) {
+    out.cpu_states.push_back(models::CpuStateName(static_cast<models::CpuState>(st)));
+  }
+  for (const auto& c : cpus) {
+    CpuRow row;
+    row.name = c->name();
+    for (int st = 0; st < models::kCpuStates; ++st) {
+      row.state_pct.push_back(100.0 * c->Share(static_cast<models::CpuState>(st)));
+    }
+    row.irq_off_pct = 100.0 * c->IrqOffTime().ToSeconds() / (sim.Now() - start).ToSeconds();
+    out.cpus.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<sim::Distribution> ToDistribution(const viosim::Distribution& d, const std::string& field) {
+  auto t = [&field](const std::string& text, const char* sub) {
+    return TimeField(text, absl::StrCat(field, ".", sub));
+  };
+  absl::StatusOr<sim::Distribution> out = absl::InvalidArgumentError(
+      absl::StrCat("field '", field, "': no distribution given (exponential, constant, uniform, normal, ",
+                   "lognormal or empirical)"));
+  switch (d.kind_case()) {
+    case viosim::Distribution::kExponential: {
+      absl::StatusOr<sim::Time> mean = t(d.exponential().mean(), "exponential.mean");
+      if (!mean.ok()) return mean.status();
+      return sim::Distribution::Exponential(*mean);
+    }
+    case viosim::Distribution::kConstant: {
+      absl::StatusOr<sim::Time> v = t(d.constant().value(), "constant.value");
+      if (!v.ok()) return v.status();
+      return sim::Distribution::Constant(*v);
+    }
+    case viosim::Distribution::kUniform: {
+      absl::StatusOr<sim::Time> lo = t(d.uniform().low(), "uniform.low");
+      if (!lo.ok()) return lo.status();
+      absl::StatusOr<sim::Time> hi = t(d.uniform().high(), "uniform.high");
+      if (!hi.ok()) return hi.status();
+      out = sim::Distribution::Uniform(*lo, *hi);
+      break;
+    }
+    case viosim::Distribution::kNormal: {
+      absl::StatusOr<sim::Time> m = t(d.normal().mean(), "normal.mean");
+      if (!m.ok()) return m.status();
+      absl::StatusOr<sim::Time> sd = t(d.normal().stddev(), "normal.stddev");
+      if (!sd.ok()) return sd.status();
+      out = sim::Distribution::Normal(*m, *sd);
+      break;
+    }
+    case viosim::Distribution::kLognormal: {
+      absl::StatusOr<sim::Time> m = t(d.lognormal().mean(), "lognormal.mean");
+      if (!m.ok()) return m.status();
+      absl::StatusOr<sim::Time> sd = t(d.lognormal().stddev(), "lognormal.stddev");
+      if (!sd.ok()) return sd.status();
+      out = sim::Distribution::Lognormal(*m, *sd);
+      break;
+    }
+    case viosim::Distribution::kEmpirical: {
+      std::vector<sim::Distribution::Point> points;
+      for (int i = 0; i < d.empirical().point_size(); ++i) {
+        const auto& pt = d.empirical().point(i);
+        absl::StatusOr<sim::Time> v = TimeField(pt.value(), absl::StrCat(field, ".empirical.point[", i, "].value"));
+        if (!v.ok()) return v.status();
+        points.push_back({pt.p(), *v});
+      }
+      out = sim::Distribution::Empirical(points);
+      break;
+    }
+    case viosim::Distribution::KIND_NOT_SET:
+      return out;
+  }
+  if (!out.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", field, "': ", out.status().message()));
+  }
+  return out;
+}
+
+std::vector<std::string> MetricNames(const viosim::Scenario& s) {
+  switch (s.workload().kind_case()) {
+    case viosim::Workload::kLockbench:
+      return LockBenchMetrics();
+    case viosim::Workload::KIND_NOT_SET:
+      break;
+  }
+  return {};
+}
+
+absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, const std::string& variant,
+                                          const RunOptions& options) {
+  VariantResult out;
+  out.scenario = resolved.name();
+  out.variant = variant;
+  out.seed = resolved.run().seed();
+  absl::StatusOr<sim::Time> warmup = TimeField(resolved.run().warmup(), "run.warmup");
+  if (!warmup.ok()) return warmup.status();
+  absl::StatusOr<sim::Time> duration = TimeField(resolved.run().duration(), "run.duration");
+  if (!duration.ok()) return duration.status();
+  sim::MeasurementPlan plan{*warmup, *duration, resolved.run().batches()};
+  out.warmup = plan.warmup;
+  out.duration = plan.duration;
+  out.batches = plan.batches;
+  switch (resolved.workload().kind_case()) {
+    case viosim::Workload::kLockbench:
+      return RunLockBench(resolved, plan, options, std::move(out));
+    case viosim::Workload::KIND_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("field 'workload': the scenario has no workload (e.g. lockbench { ... })");
+}
+
+}  // namespace viosim

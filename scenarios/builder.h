@@ -1,0 +1,77 @@
+// Wires a resolved scenario into models, runs it, and collects what the
+// reports show. The only place where the protobuf scenario meets the models:
+// models know nothing of protobuf, and this file knows nothing of output
+// formats.
+#ifndef VIOSIM_SCENARIOS_BUILDER_H_
+#define VIOSIM_SCENARIOS_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "scenarios/scenario.pb.h"
+#include "sim/distribution.h"
+#include "sim/measurement.h"
+#include "sim/time.h"
+
+namespace viosim {
+
+// One lock class's row of /proc/lock_stat; times in microseconds.
+struct LockStatRow {
+  std::string name;
+  uint64_t con_bounces = 0;
+  uint64_t contentions = 0;
+  double wait_min_us = 0, wait_max_us = 0, wait_total_us = 0, wait_avg_us = 0;
+  uint64_t acq_bounces = 0;
+  uint64_t acquisitions = 0;
+  double hold_min_us = 0, hold_max_us = 0, hold_total_us = 0, hold_avg_us = 0;
+};
+
+// One CPU's share of the measured window in each state, in percent.
+struct CpuRow {
+  std::string name;
+  std::vector<double> state_pct;  // indexed like VariantResult::cpu_states
+  double irq_off_pct = 0;
+};
+
+struct VariantResult {
+  std::string scenario;
+  std::string variant;
+  std::string description;  // what the variant is, from the scenario
+  uint64_t seed = 0;
+  sim::Time warmup;
+  sim::Time duration;
+  int batches = 0;
+  std::vector<sim::MetricEstimate> metrics;
+  std::vector<LockStatRow> locks;
+  std::vector<std::string> cpu_states;
+  std::vector<CpuRow> cpus;
+  uint64_t events = 0;     // simulated events, warm-up included
+  std::string trace_json;  // empty unless RunOptions::trace
+};
+
+struct RunOptions {
+  bool trace = false;
+  // Traced span at the start of the measured window (a whole run would make
+  // a trace too large to load).
+  sim::Time trace_window = sim::Time::Millis(1);
+};
+
+// REQUIRES: `resolved` passed the loader's validation (units, bounds).
+// Returns InvalidArgument for a scenario the builder cannot wire (e.g. no
+// workload), naming the field.
+absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved,
+                                          const std::string& variant,
+                                          const RunOptions& options);
+
+// The metrics RunScenario reports for this scenario's workload, in order.
+std::vector<std::string> MetricNames(const viosim::Scenario& s);
+
+// The proto distribution as a sampler. REQUIRES: validated units.
+absl::StatusOr<sim::Distribution> ToDistribution(const viosim::Distribution& d,
+                                                 const std::string& field);
+
+}  // namespace viosim
+
+#endif  // VIOSIM_SCENARIOS_BUILDER_H_

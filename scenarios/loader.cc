@@ -1,0 +1,1215 @@
+#include "scenarios/loader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/message.h"
+#include "scenarios/units.h"
+#include "sim/time.h"
+
+namespace viosim {
+
+const char kBaseVariant[] = "base";
+
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::EnumDescriptor;
+using google::protobuf::EnumValueDescriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+using google::protobuf::TextFormat;
+using ParseInfoTree = google::protobuf::TextFormat::ParseInfoTree;
+
+// ---------------------------------------------------------------------------
+// Diagnostics
+
+// A place in the text, 0-based as protobuf reports it; line < 0 if unknown.
+struct Loc {
+  int line = -1;
+  int column = -1;
+
+  bool known() const { return line >= 0; }
+};
+
+bool Before(const Loc& a, const Loc& b) {
+  return a.line != b.line ? a.line < b.line : a.column < b.column;
+}
+
+// Collects error messages about one input and turns them into a Status.
+class Diagnostics {
+ public:
+  // `where` starts every message: a file name, or a file name with context.
+  explicit Diagnostics(std::string where) : where_(std::move(where)) {}
+
+  // Records "WHERE:LINE:COL: field 'FIELD': WHAT"; the place is left out if
+  // `loc` is unknown and the field part if `field` is empty.
+  void Add(const Loc& loc, absl::string_view field, absl::string_view what) {
+    std::string text = where_;
+    if (loc.known()) absl::StrAppend(&text, ":", loc.line + 1, ":", loc.column + 1);
+    if (!field.empty()) absl::StrAppend(&text, ": field '", field, "'");
+    absl::StrAppend(&text, ": ", what);
+    for (const Entry& e : entries_) {
+      if (e.text == text) return;
+    }
+    entries_.push_back({loc, std::move(text)});
+  }
+
+  bool empty() const { return entries_.empty(); }
+
+  // OK if nothing was recorded; otherwise InvalidArgument with one message
+  // per line, in the order of their places in the text (messages without a
+  // place last, in the order recorded).
+  absl::Status ToStatus() const {
+    if (entries_.empty()) return absl::OkStatus();
+    std::vector<Entry> sorted = entries_;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Entry& a, const Entry& b) {
+                       if (a.loc.known() != b.loc.known()) return a.loc.known();
+                       return a.loc.known() && Before(a.loc, b.loc);
+                     });
+    std::vector<std::string> lines;
+    lines.reserve(sorted.size());
+    for (const Entry& e : sorted) lines.push_back(e.text);
+    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+  }
+
+ private:
+  struct Entry {
+    Loc loc;
+    std::string text;
+  };
+
+  std::string where_;
+  std::vector<Entry> entries_;
+};
+
+// Joins error messages (each possibly several lines) into one status.
+absl::Status JoinErrors(const std::vector<std::string>& messages) {
+  if (messages.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(messages, "\n"));
+}
+
+// ---------------------------------------------------------------------------
+// Field options and the checks of single values
+
+bool IsTimeField(const FieldDescriptor* f) {
+  return f->cpp_type() == FieldDescriptor::CPPTYPE_STRING &&
+         f->options().GetExtension(viosim::unit) == viosim::TIME;
+}
+
+// "cpus, lock_handoff, ..." in declaration order.
+std::string FieldNames(const Descriptor* d) {
+  std::vector<std::string> names;
+  for (int i = 0; i < d->field_count(); ++i) names.push_back(d->field(i)->name());
+  return absl::StrJoin(names, ", ");
+}
+
+std::string EnumNames(const EnumDescriptor* e, bool skip_zero) {
+  std::vector<std::string> names;
+  for (int i = 0; i < e->value_count(); ++i) {
+    if (skip_zero && e->value(i)->number() == 0) continue;
+    names.push_back(e->value(i)->name());
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+// What a value of field `f` looks like, for hints in messages.
+std::string DescribeType(const FieldDescriptor* f) {
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      return absl::StrCat("a ", f->message_type()->full_name(),
+                          " message, written ", f->name(), " { ... }");
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return absl::StrCat("one of ", EnumNames(f->enum_type(), false));
+    case FieldDescriptor::CPPTYPE_STRING:
+      return IsTimeField(f)
+                 ? absl::StrCat("a quoted duration such as \"35us\" (units: ",
+                                kDurationUnits, ")")
+                 : std::string("a quoted string");
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return "true or false";
+    default:
+      return absl::StrCat("a number of type ", f->type_name());
+  }
+}
+
+// Empty if `text` is acceptable for the TIME field `f`, else what is wrong.
+std::string CheckTimeText(const FieldDescriptor* f, absl::string_view text) {
+  absl::StatusOr<sim::Time> t = ParseDuration(text);
+  if (!t.ok()) return std::string(t.status().message());
+  if (*t < sim::Time::Zero()) {
+    return absl::StrCat("duration must not be negative, got \"", text, "\"");
+  }
+  if (*t == sim::Time::Zero() && !f->options().GetExtension(viosim::allow_zero)) {
+    return absl::StrCat("duration must be greater than zero, got \"", text, "\"");
+  }
+  return "";
+}
+
+// Empty if `value` (written `shown`) is acceptable for the numeric field
+// `f`: finite and within the field's (min) and (max), if any.
+std::string CheckNumber(const FieldDescriptor* f, double value,
+                        absl::string_view shown) {
+  if (!std::isfinite(value)) {
+    return absl::StrCat("must be a finite number, got ", shown);
+  }
+  const auto& options = f->options();
+  const bool has_min = options.HasExtension(viosim::min);
+  const bool has_max = options.HasExtension(viosim::max);
+  const double lo = options.GetExtension(viosim::min);
+  const double hi = options.GetExtension(viosim::max);
+  if ((has_min && value < lo) || (has_max && value > hi)) {
+    if (has_min && has_max) {
+      return absl::StrCat("must be between ", lo, " and ", hi, ", got ", shown);
+    }
+    return has_min ? absl::StrCat("must be at least ", lo, ", got ", shown)
+                   : absl::StrCat("must be at most ", hi, ", got ", shown);
+  }
+  return "";
+}
+
+// Empty if the value of the scalar field `f` in `m` (element `index` if
+// repeated, else index is -1) is acceptable, else what is wrong.
+std::string CheckStoredValue(const Message& m, const FieldDescriptor* f,
+                             int index) {
+  const Reflection* r = m.GetReflection();
+  const bool rep = index >= 0;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_STRING: {
+      if (!IsTimeField(f)) return "";
+      const std::string v = rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
+      return CheckTimeText(f, v);
+    }
+    case FieldDescriptor::CPPTYPE_INT32: {
+      const int32_t v = rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+      return CheckNumber(f, v, absl::StrCat(v));
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      const int64_t v = rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f);
+      return CheckNumber(f, static_cast<double>(v), absl::StrCat(v));
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      const uint32_t v = rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+      return CheckNumber(f, v, absl::StrCat(v));
+    }
+    case FieldDescriptor::CPPTYPE_UINT64: {
+      const uint64_t v = rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f);
+      return CheckNumber(f, static_cast<double>(v), absl::StrCat(v));
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE: {
+      const double v = rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
+      return CheckNumber(f, v, absl::StrCat(v));
+    }
+    case FieldDescriptor::CPPTYPE_FLOAT: {
+      const float v = rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f);
+      return CheckNumber(f, v, absl::StrCat(v));
+    }
+    default:
+      return "";
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Walking a message
+
+// "parent.name" or "parent.name[3]".
+std::string JoinPath(absl::string_view parent, absl::string_view name, int index) {
+  std::string path = parent.empty() ? std::string(name) : absl::StrCat(parent, ".", name);
+  if (index >= 0) absl::StrAppend(&path, "[", index, "]");
+  return path;
+}
+
+// Where `f` (element `index`, -1 if singular) was written, or `fallback`.
+Loc LocationIn(const ParseInfoTree* tree, const FieldDescriptor* f, int index,
+               const Loc& fallback) {
+  if (tree == nullptr) return fallback;
+  const TextFormat::ParseLocation l = tree->GetLocation(f, index);
+  if (l.line < 0) return fallback;
+  return Loc{l.line, l.column};
+}
+
+const ParseInfoTree* NestedTree(const ParseInfoTree* tree,
+                                const FieldDescriptor* f, int index) {
+  return tree == nullptr ? nullptr : tree->GetTreeForNested(f, index);
+}
+
+// Checks every set field of `m` (at `path`, written at `here`) and of its
+// sub-messages against the field's unit and bounds options.
+void CheckValues(const Message& m, const ParseInfoTree* tree,
+                 const std::string& path, const Loc& here, Diagnostics* d) {
+  const Reflection* r = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    const int count = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < count; ++i) {
+      const int index = f->is_repeated() ? i : -1;
+      const std::string field_path = JoinPath(path, f->name(), index);
+      const Loc loc = LocationIn(tree, f, index, here);
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        const Message& sub =
+            f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+        CheckValues(sub, NestedTree(tree, f, index), field_path, loc, d);
+        continue;
+      }
+      const std::string what = CheckStoredValue(m, f, index);
+      if (!what.empty()) d->Add(loc, field_path, what);
+    }
+  }
+}
+
+std::vector<std::string> VariantNamesOf(const Scenario& s) {
+  std::vector<std::string> names;
+  for (const Variant& v : s.variant()) names.push_back(v.name());
+  if (names.empty()) names.push_back(kBaseVariant);
+  return names;
+}
+
+// The rules that involve more than one field: variant names, overlays and
+// published cells.
+void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
+                        Diagnostics* d) {
+  const FieldDescriptor* variant_f =
+      Scenario::descriptor()->FindFieldByNumber(Scenario::kVariantFieldNumber);
+  const FieldDescriptor* published_f =
+      Scenario::descriptor()->FindFieldByNumber(Scenario::kPublishedFieldNumber);
+  const Descriptor* variant_d = Variant::descriptor();
+  const Descriptor* published_d = Published::descriptor();
+
+  std::map<std::string, int> first_use;
+  for (int i = 0; i < s.variant_size(); ++i) {
+    const Variant& v = s.variant(i);
+    const std::string path = JoinPath("", "variant", i);
+    const Loc loc = LocationIn(tree, variant_f, i, Loc{});
+    const ParseInfoTree* vtree = NestedTree(tree, variant_f, i);
+    const Loc name_loc = LocationIn(
+        vtree, variant_d->FindFieldByNumber(Variant::kNameFieldNumber), -1, loc);
+    if (v.name().empty()) {
+      d->Add(name_loc, path + ".name", "a variant needs a non-empty name");
+    } else if (v.name() == kBaseVariant) {
+      d->Add(name_loc, path + ".name",
+             absl::StrCat("the name '", kBaseVariant,
+                          "' is reserved for the base scenario"));
+    } else {
+      const auto [it, inserted] = first_use.emplace(v.name(), i);
+      if (!inserted) {
+        d->Add(name_loc, path + ".name",
+               absl::StrCat("duplicate variant name '", v.name(),
+                            "' (also used by variant[", it->second, "])"));
+      }
+    }
+    if (!v.has_overlay()) continue;
+    const FieldDescriptor* overlay_f =
+        variant_d->FindFieldByNumber(Variant::kOverlayFieldNumber);
+    const Loc overlay_loc = LocationIn(vtree, overlay_f, -1, loc);
+    const ParseInfoTree* otree = NestedTree(vtree, overlay_f, -1);
+    for (const FieldDescriptor* banned : {variant_f, published_f}) {
+      const int n = v.overlay().GetReflection()->FieldSize(v.overlay(), banned);
+      for (int k = 0; k < n; ++k) {
+        d->Add(LocationIn(otree, banned, k, overlay_loc),
+               JoinPath(path + ".overlay", banned->name(), k),
+               absl::StrCat("a variant overlay must not contain '",
+                            banned->name(), "'"));
+      }
+    }
+  }
+
+  std::vector<std::string> variant_names;
+  for (const Variant& v : s.variant()) {
+    if (!v.name().empty()) variant_names.push_back(v.name());
+  }
+  for (int j = 0; j < s.published_size(); ++j) {
+    const Published& p = s.published(j);
+    const std::string path = JoinPath("", "published", j);
+    const Loc loc = LocationIn(tree, published_f, j, Loc{});
+    const ParseInfoTree* ptree = NestedTree(tree, published_f, j);
+    auto loc_of = [&](int field_number) {
+      return LocationIn(ptree, published_d->FindFieldByNumber(field_number), -1, loc);
+    };
+    if (!p.variant().empty() && p.variant() != kBaseVariant &&
+        std::find(variant_names.begin(), variant_names.end(), p.variant()) ==
+            variant_names.end()) {
+      d->Add(loc_of(Published::kVariantFieldNumber), path + ".variant",
+             absl::StrCat("unknown variant '", p.variant(), "' (",
+                          variant_names.empty()
+                              ? std::string("the file defines no variants")
+                              : absl::StrCat("variants: ", absl::StrJoin(variant_names, ", ")),
+                          "; leave it empty for the base scenario)"));
+    }
+    if (p.metric().empty()) {
+      d->Add(loc_of(Published::kMetricFieldNumber), path + ".metric",
+             "a published cell needs a metric");
+    }
+    if (p.reference_case() == Published::REFERENCE_NOT_SET) {
+      d->Add(loc, path, "a published cell needs a reference: set 'value' or 'analytic'");
+    } else if (p.reference_case() == Published::kAnalytic &&
+               p.analytic() == Published::ANALYTIC_UNSPECIFIED) {
+      d->Add(loc_of(Published::kAnalyticFieldNumber), path + ".analytic",
+             absl::StrCat("must name an analytic model: ",
+                          EnumNames(Published::Analytic_descriptor(), true)));
+    }
+    if (p.role() == Published::ROLE_UNSPECIFIED) {
+      d->Add(loc_of(Published::kRoleFieldNumber), path + ".role",
+             absl::StrCat("a published cell needs a role: ",
+                          EnumNames(Published::Role_descriptor(), true)));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Naming the field of a protobuf parse error
+//
+// Protobuf reports a parse error at a line and column, and its message does
+// not always name the field ("Expected integer, got: abc"). To name it, the
+// text before the error is scanned again with a small tokenizer that follows
+// the nesting of `name { ... }` blocks and the last `name:` seen, resolving
+// names against the message descriptors so repeated fields get an index.
+
+struct Token {
+  enum Kind { kIdent, kNumber, kString, kSymbol };
+  Kind kind;
+  std::string text;
+  Loc start;
+  Loc end;  // just past the last character; end of line if unterminated
+};
+
+// Tokens of a text and the place just past its end.
+struct TokenizedText {
+  std::vector<Token> tokens;
+  Loc end;
+};
+
+bool IsSymbol(const Token& t, char c) {
+  return t.kind == Token::kSymbol && t.text.size() == 1 && t.text[0] == c;
+}
+
+// Splits text format into tokens, counting lines and columns as protobuf's
+// tokenizer does (0-based; a tab advances to the next multiple of 8).
+TokenizedText Tokenize(absl::string_view text) {
+  std::vector<Token> tokens;
+  size_t i = 0;
+  int line = 0;
+  int column = 0;
+  auto advance = [&]() {
+    const char c = text[i++];
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else if (c == '\t') {
+      column += 8 - column % 8;
+    } else {
+      ++column;
+    }
+  };
+  auto is_ident_char = [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') advance();
+      continue;
+    }
+    if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      advance();
+      continue;
+    }
+    Token t;
+    t.start = Loc{line, column};
+    const size_t begin = i;
+    const bool starts_number =
+        absl::ascii_isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && i + 1 < text.size() &&
+         absl::ascii_isdigit(static_cast<unsigned char>(text[i + 1])));
+    if (absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      t.kind = Token::kIdent;
+      while (i < text.size() && is_ident_char(text[i])) advance();
+    } else if (starts_number) {
+      t.kind = Token::kNumber;
+      while (i < text.size()) {
+        const char n = text[i];
+        const bool sign_of_exponent =
+            (n == '-' || n == '+') && (text[i - 1] == 'e' || text[i - 1] == 'E');
+        if (!is_ident_char(n) && n != '.' && !sign_of_exponent) break;
+        advance();
+      }
+    } else if (c == '"' || c == '\'') {
+      t.kind = Token::kString;
+      advance();
+      bool closed = false;
+      while (i < text.size() && text[i] != '\n' && !closed) {
+        if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+          advance();
+          advance();
+          continue;
+        }
+        closed = text[i] == c;
+        advance();
+      }
+      if (!closed) {
+        // Protobuf reports the error somewhere inside; make sure the token
+        // is seen as reaching past it.
+        t.text = std::string(text.substr(begin, i - begin));
+        t.end = Loc{line, std::numeric_limits<int>::max()};
+        tokens.push_back(std::move(t));
+        continue;
+      }
+    } else {
+      t.kind = Token::kSymbol;
+      advance();
+    }
+    t.text = std::string(text.substr(begin, i - begin));
+    t.end = Loc{line, column};
+    tokens.push_back(std::move(t));
+  }
+  return TokenizedText{std::move(tokens), Loc{line, column}};
+}
+
+// What the scan found out about an error.
+struct ErrorSite {
+  std::string field;                       // dotted path; empty if unknown
+  Loc loc;                                 // where to report it
+  const FieldDescriptor* fd = nullptr;     // the field, if it exists
+  const Descriptor* enclosing = nullptr;   // the message the field is in
+  bool at_end = false;                     // the error is at the end of input
+  int open_blocks = 0;                     // unclosed { or < at the error
+};
+
+// The field name quoted in a protobuf message such as `... for field
+// "kind".` or `... has no field named "cpuz".`, or "".
+std::string FieldNamedIn(absl::string_view message) {
+  for (absl::string_view marker : {"field named \"", "field \""}) {
+    const size_t at = message.find(marker);
+    if (at == absl::string_view::npos) continue;
+    const size_t begin = at + marker.size();
+    const size_t end = message.find('"', begin);
+    if (end != absl::string_view::npos) {
+      return std::string(message.substr(begin, end - begin));
+    }
+  }
+  return "";
+}
+
+class ErrorLocator {
+ public:
+  ErrorLocator(const TokenizedText& text, const Descriptor* root)
+      : text_(text), root_(root) {}
+
+  // Scans the tokens that end at or before `error` and says which field
+  // the error (with protobuf's `message`) concerns.
+  ErrorSite Locate(const Loc& error, absl::string_view message) {
+    frames_.clear();
+    frames_.push_back(Frame{root_, ""});
+    state_ = kName;
+    pending_ = Field{};
+    const Token* stop = nullptr;
+    for (const Token& t : text_.tokens) {
+      if (Before(error, t.end)) {
+        stop = &t;
+        break;
+      }
+      Step(t);
+    }
+    return Conclude(error, message, stop);
+  }
+
+ private:
+  enum State { kName, kAfterName, kValue, kList, kBracketName };
+
+  // A field name as written, resolved against its message if possible.
+  struct Field {
+    std::string name;
+    const FieldDescriptor* fd = nullptr;
+    Loc loc;
+  };
+
+  struct Frame {
+    const Descriptor* desc;  // null if the field is unknown
+    std::string path;        // path of this message
+    bool is_list = false;    // a [ ... ] list of values of `list_field`
+    Field list_field;
+    Field opener;            // the field whose value this block is
+    std::string opener_path;
+    std::map<std::string, int> seen;  // elements so far, per repeated field
+    Field last;              // the last field whose value was completed
+    std::string last_path;
+  };
+
+  // The message frame that holds the fields being read.
+  Frame& Owner() {
+    return frames_.back().is_list ? frames_[frames_.size() - 2] : frames_.back();
+  }
+
+  Field Resolve(const std::string& name, const Loc& loc) {
+    const Descriptor* desc = Owner().desc;
+    return Field{name, desc == nullptr ? nullptr : desc->FindFieldByName(name), loc};
+  }
+
+  // The path of the next value of `f` in `owner`; `consume` counts it.
+  static std::string PathOf(Frame& owner, const Field& f, bool consume) {
+    int index = -1;
+    if (f.fd != nullptr && f.fd->is_repeated()) {
+      index = consume ? owner.seen[f.name]++ : owner.seen[f.name];
+    }
+    return JoinPath(owner.path, f.name, index);
+  }
+
+  void CompleteScalar(const Field& f) {
+    Frame& owner = Owner();
+    owner.last_path = PathOf(owner, f, /*consume=*/true);
+    owner.last = f;
+  }
+
+  void OpenBlock(const Field& f) {
+    Frame block{nullptr, PathOf(Owner(), f, /*consume=*/true)};
+    if (f.fd != nullptr) block.desc = f.fd->message_type();
+    block.opener = f;
+    block.opener_path = block.path;
+    frames_.push_back(std::move(block));
+    state_ = kName;
+  }
+
+  void OpenList(const Field& f) {
+    Frame list{nullptr, Owner().path};
+    list.is_list = true;
+    list.list_field = f;
+    frames_.push_back(std::move(list));
+    state_ = kList;
+  }
+
+  void Step(const Token& t) {
+    const bool opens = IsSymbol(t, '{') || IsSymbol(t, '<');
+    const bool is_value = t.kind != Token::kSymbol;
+    switch (state_) {
+      case kName:
+        if (t.kind == Token::kIdent) {
+          pending_ = Resolve(t.text, t.start);
+          state_ = kAfterName;
+        } else if (IsSymbol(t, '[')) {
+          pending_ = Field{"[", nullptr, t.start};
+          state_ = kBracketName;
+        } else if ((IsSymbol(t, '}') || IsSymbol(t, '>')) && frames_.size() > 1 &&
+                   !frames_.back().is_list) {
+          Frame done = std::move(frames_.back());
+          frames_.pop_back();
+          Frame& owner = Owner();
+          owner.last = done.opener;
+          owner.last_path = done.opener_path;
+          state_ = frames_.back().is_list ? kList : kName;
+        }
+        break;  // separators and stray tokens change nothing
+      case kBracketName:
+        pending_.name += t.text;
+        if (IsSymbol(t, ']')) state_ = kAfterName;
+        break;
+      case kAfterName:
+      case kValue:
+        if (opens) {
+          OpenBlock(pending_);
+        } else if (IsSymbol(t, '[')) {
+          OpenList(pending_);
+        } else if (IsSymbol(t, ':') && state_ == kAfterName) {
+          state_ = kValue;
+        } else if (IsSymbol(t, '-') && state_ == kValue) {
+          // the sign of a number
+        } else if (is_value && state_ == kValue) {
+          CompleteScalar(pending_);
+          state_ = kName;
+        } else {
+          state_ = kName;
+        }
+        break;
+      case kList:
+        if (opens) {
+          OpenBlock(frames_.back().list_field);
+        } else if (IsSymbol(t, ']')) {
+          frames_.pop_back();
+          state_ = kName;
+        } else if (is_value) {
+          CompleteScalar(frames_.back().list_field);
+        }
+        break;
+    }
+  }
+
+  ErrorSite Conclude(const Loc& error, absl::string_view message,
+                     const Token* stop) {
+    ErrorSite site;
+    site.loc = error;
+    site.at_end = stop == nullptr && !Before(error, text_.end);
+    for (const Frame& f : frames_) {
+      if (!f.is_list && &f != &frames_.front()) ++site.open_blocks;
+    }
+    Frame& owner = Owner();
+    site.enclosing = owner.desc;
+
+    auto at_field = [&](const Field& f, const std::string& path, bool relocate) {
+      site.field = path;
+      site.fd = f.fd;
+      if (relocate && f.loc.known()) site.loc = f.loc;
+    };
+    const bool at_name =
+        state_ == kName && stop != nullptr && stop->kind == Token::kIdent;
+
+    // Prefer the field that protobuf's message names.
+    const std::string named = FieldNamedIn(message);
+    if (!named.empty()) {
+      if (at_name && stop->text == named) {
+        at_field(Resolve(stop->text, stop->start),
+                 PathOf(owner, Resolve(stop->text, stop->start), false), true);
+        return site;
+      }
+      if ((state_ == kAfterName || state_ == kValue) && pending_.name == named) {
+        at_field(pending_, PathOf(owner, pending_, false), true);
+        return site;
+      }
+      if (owner.last.name == named) {
+        at_field(owner.last, owner.last_path, true);
+        return site;
+      }
+    }
+
+    switch (state_) {
+      case kName:
+        if (at_name) {
+          const Field f = Resolve(stop->text, stop->start);
+          at_field(f, PathOf(owner, f, false), false);
+        } else {
+          site.field = owner.path;
+          site.fd = owner.opener.fd;
+        }
+        break;
+      case kAfterName:
+      case kValue:
+        at_field(pending_, PathOf(owner, pending_, false), false);
+        break;
+      case kList:
+        at_field(frames_.back().list_field,
+                 PathOf(owner, frames_.back().list_field, false), false);
+        break;
+      case kBracketName:
+        site.field = owner.path;
+        break;
+    }
+    return site;
+  }
+
+  const TokenizedText& text_;
+  const Descriptor* root_;
+  std::vector<Frame> frames_;
+  State state_ = kName;
+  Field pending_;
+};
+
+// Protobuf's `message` for the error at `site`, reworded where it helps.
+std::string ExplainParseError(const ErrorSite& site, const std::string& message) {
+  if (site.at_end) {
+    absl::string_view m = message;
+    absl::ConsumeSuffix(&m, " ");
+    absl::ConsumeSuffix(&m, "got:");
+    m = absl::StripTrailingAsciiWhitespace(m);
+    absl::ConsumeSuffix(&m, ",");
+    std::string what = "unexpected end of file";
+    if (site.open_blocks > 0) {
+      absl::StrAppend(&what, " with ", site.open_blocks,
+                      site.open_blocks == 1 ? " block" : " blocks",
+                      " still open");
+    }
+    if (!m.empty()) absl::StrAppend(&what, " (", m, ")");
+    return what;
+  }
+  absl::string_view plain = message;
+  absl::ConsumeSuffix(&plain, ".");
+  if (absl::StrContains(message, "has no field named") && site.enclosing != nullptr) {
+    return absl::StrCat(plain, "; the fields of ", site.enclosing->full_name(),
+                        " are: ", FieldNames(site.enclosing));
+  }
+  const bool about_the_value =
+      absl::StartsWith(message, "Expected") ||
+      absl::StrContains(message, "enumeration value") ||
+      absl::StrContains(message, "out of range") ||
+      absl::StrContains(message, "Invalid value");
+  if (about_the_value && site.fd != nullptr) {
+    return absl::StrCat(plain, "; '", site.fd->name(), "' takes ",
+                        DescribeType(site.fd));
+  }
+  return message;
+}
+
+// Gathers everything protobuf's parser reports. Warnings count as errors:
+// the parser is told to accept unknown fields only so that it goes on and
+// reports all of them (as warnings) rather than stopping at the first.
+class GatheringErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  struct Error {
+    Loc loc;
+    std::string message;
+  };
+
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    errors_.push_back({Loc{line, column}, message});
+  }
+  void AddWarning(int line, google::protobuf::io::ColumnNumber column,
+                  const std::string& message) override {
+    errors_.push_back({Loc{line, column}, message});
+  }
+
+  const std::vector<Error>& errors() const { return errors_; }
+
+ private:
+  std::vector<Error> errors_;
+};
+
+// Parses `text` into `*out` (recording locations in `*tree` if not null)
+// and adds every problem to `*d`. Returns false if the parser stopped early,
+// so that `*out` holds only what came before the error.
+bool ParseMessageText(const std::string& text, Message* out, ParseInfoTree* tree,
+                      Diagnostics* d) {
+  GatheringErrorCollector collector;
+  TextFormat::Parser parser;
+  parser.RecordErrorsTo(&collector);
+  parser.AllowUnknownField(true);
+  if (tree != nullptr) parser.WriteLocationsTo(tree);
+  const bool complete = parser.ParseFromString(text, out);
+  if (!collector.errors().empty()) {
+    const TokenizedText tokens = Tokenize(text);
+    ErrorLocator locator(tokens, out->GetDescriptor());
+    for (const GatheringErrorCollector::Error& e : collector.errors()) {
+      const ErrorSite site = locator.Locate(e.loc, e.message);
+      d->Add(site.loc, site.field, ExplainParseError(site, e.message));
+    }
+  } else if (!complete) {
+    d->Add(Loc{}, "", "the text could not be parsed");
+  }
+  return complete;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     absl::string_view what) {
+  auto failure = [&](int error) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path,
+                                            "': ", std::strerror(error)));
+  };
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return failure(errno);
+  std::string data;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) data.append(buffer, n);
+  const bool failed = std::ferror(f) != 0;
+  const int error = errno;
+  std::fclose(f);
+  if (failed) return failure(error);
+  return data;
+}
+
+// ---------------------------------------------------------------------------
+// --set
+
+// One step of a field path: a field name and, for repeated fields, an index.
+struct PathStep {
+  std::string name;
+  int index = -1;  // -1: none given
+};
+
+absl::StatusOr<std::vector<PathStep>> SplitFieldPath(absl::string_view path) {
+  if (path.empty()) return absl::InvalidArgumentError("the field path is empty");
+  std::vector<PathStep> steps;
+  for (absl::string_view piece : absl::StrSplit(path, '.')) {
+    PathStep step;
+    absl::string_view name = piece;
+    const size_t bracket = piece.find('[');
+    if (bracket != absl::string_view::npos) {
+      name = piece.substr(0, bracket);
+      absl::string_view index = piece.substr(bracket + 1);
+      if (!absl::ConsumeSuffix(&index, "]") || index.empty() ||
+          !std::all_of(index.begin(), index.end(), [](char c) {
+            return absl::ascii_isdigit(static_cast<unsigned char>(c));
+          }) ||
+          !absl::SimpleAtoi(index, &step.index)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "malformed index in '", piece, "'; write name[N] with N >= 0"));
+      }
+    }
+    if (name.empty() ||
+        !std::all_of(name.begin(), name.end(), [](char c) {
+          return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+        })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", piece, "' is not a field name"));
+    }
+    step.name = std::string(name);
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+// Parses `text` as an integer of type T for field `f` and checks bounds.
+template <typename T>
+std::string ParseInteger(const FieldDescriptor* f, absl::string_view text, T* out) {
+  if (!absl::SimpleAtoi(text, out)) {
+    return absl::StrCat("expected ", DescribeType(f), ", got '", text, "'");
+  }
+  return CheckNumber(f, static_cast<double>(*out), text);
+}
+
+// Sets the scalar field `f` of `*m` (element `index`, or -1 if singular)
+// from `text`. Returns what is wrong, or "" on success; on failure `*m` is
+// unchanged.
+std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
+                      absl::string_view text) {
+  const Reflection* r = m->GetReflection();
+  const bool rep = index >= 0;
+  std::string what;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: {
+      int32_t v;
+      if ((what = ParseInteger(f, text, &v)).empty()) {
+        rep ? r->SetRepeatedInt32(m, f, index, v) : r->SetInt32(m, f, v);
+      }
+      return what;
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      int64_t v;
+      if ((what = ParseInteger(f, text, &v)).empty()) {
+        rep ? r->SetRepeatedInt64(m, f, index, v) : r->SetInt64(m, f, v);
+      }
+      return what;
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      uint32_t v;
+      if ((what = ParseInteger(f, text, &v)).empty()) {
+        rep ? r->SetRepeatedUInt32(m, f, index, v) : r->SetUInt32(m, f, v);
+      }
+      return what;
+    }
+    case FieldDescriptor::CPPTYPE_UINT64: {
+      uint64_t v;
+      if ((what = ParseInteger(f, text, &v)).empty()) {
+        rep ? r->SetRepeatedUInt64(m, f, index, v) : r->SetUInt64(m, f, v);
+      }
+      return what;
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE: {
+      double v;
+      if (!absl::SimpleAtod(text, &v)) {
+        return absl::StrCat("expected ", DescribeType(f), ", got '", text, "'");
+      }
+      if ((what = CheckNumber(f, v, text)).empty()) {
+        rep ? r->SetRepeatedDouble(m, f, index, v) : r->SetDouble(m, f, v);
+      }
+      return what;
+    }
+    case FieldDescriptor::CPPTYPE_FLOAT: {
+      float v;
+      if (!absl::SimpleAtof(text, &v)) {
+        return absl::StrCat("expected ", DescribeType(f), ", got '", text, "'");
+      }
+      if ((what = CheckNumber(f, v, text)).empty()) {
+        rep ? r->SetRepeatedFloat(m, f, index, v) : r->SetFloat(m, f, v);
+      }
+      return what;
+    }
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      bool v;
+      if (text == "true" || text == "1") {
+        v = true;
+      } else if (text == "false" || text == "0") {
+        v = false;
+      } else {
+        return absl::StrCat("expected true, false, 1 or 0, got '", text, "'");
+      }
+      rep ? r->SetRepeatedBool(m, f, index, v) : r->SetBool(m, f, v);
+      return "";
+    }
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      const EnumValueDescriptor* v = f->enum_type()->FindValueByName(std::string(text));
+      if (v == nullptr) {
+        return absl::StrCat("expected ", DescribeType(f), ", got '", text, "'");
+      }
+      rep ? r->SetRepeatedEnum(m, f, index, v) : r->SetEnum(m, f, v);
+      return "";
+    }
+    case FieldDescriptor::CPPTYPE_STRING: {
+      if (IsTimeField(f) && !(what = CheckTimeText(f, text)).empty()) return what;
+      rep ? r->SetRepeatedString(m, f, index, std::string(text))
+          : r->SetString(m, f, std::string(text));
+      return "";
+    }
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      break;
+  }
+  return "is not a scalar field";
+}
+
+// ApplyOverride for any message type.
+absl::Status ApplyAssignment(Message* root, absl::string_view assignment) {
+  const std::string prefix = absl::StrCat("--set '", assignment, "'");
+  const size_t eq = assignment.find('=');
+  if (eq == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, ": expected FIELD.PATH=VALUE, e.g. run.duration=2s"));
+  }
+  const absl::string_view path = absl::StripAsciiWhitespace(assignment.substr(0, eq));
+  const absl::string_view value = assignment.substr(eq + 1);
+  auto fail = [&prefix](absl::string_view field, absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, ": field '", field, "': ", what));
+  };
+  absl::StatusOr<std::vector<PathStep>> steps = SplitFieldPath(path);
+  if (!steps.ok()) return fail(path, steps.status().message());
+
+  // Work on a copy so that a failure leaves `*root` as it was.
+  std::unique_ptr<Message> copy(root->New());
+  copy->CopyFrom(*root);
+  Message* m = copy.get();
+  std::string walked;
+  for (size_t k = 0; k < steps->size(); ++k) {
+    const PathStep& step = (*steps)[k];
+    const Descriptor* desc = m->GetDescriptor();
+    const Reflection* r = m->GetReflection();
+    const std::string here = JoinPath(walked, step.name, -1);
+    const std::string here_indexed = JoinPath(walked, step.name, step.index);
+    const FieldDescriptor* f = desc->FindFieldByName(step.name);
+    if (f == nullptr) {
+      return fail(here, absl::StrCat("no such field in ", desc->full_name(),
+                                     "; its fields are: ", FieldNames(desc)));
+    }
+    if (f->is_repeated()) {
+      const int size = r->FieldSize(*m, f);
+      if (step.index < 0) {
+        return fail(here, absl::StrCat("is a repeated field; give an index, e.g. '",
+                                       step.name, "[0]' (it has ", size,
+                                       size == 1 ? " element)" : " elements)"));
+      }
+      if (step.index >= size) {
+        return fail(here_indexed,
+                    absl::StrCat("index ", step.index, " is out of range (it has ",
+                                 size, size == 1 ? " element)" : " elements)"));
+      }
+    } else if (step.index >= 0) {
+      return fail(here_indexed, "is not a repeated field; remove the index");
+    }
+    const bool is_message = f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE;
+    if (k + 1 < steps->size()) {
+      if (!is_message) {
+        return fail(here_indexed,
+                    absl::StrCat("is a scalar, so it has no field '",
+                                 (*steps)[k + 1].name, "'"));
+      }
+      m = f->is_repeated() ? r->MutableRepeatedMessage(m, f, step.index)
+                           : r->MutableMessage(m, f);
+      walked = here_indexed;
+      continue;
+    }
+    if (is_message) {
+      return fail(here_indexed,
+                  absl::StrCat("is a message (", f->message_type()->full_name(),
+                               "), not a scalar; set one of its fields: ",
+                               FieldNames(f->message_type())));
+    }
+    const std::string what = SetScalar(m, f, step.index, value);
+    if (!what.empty()) return fail(here_indexed, what);
+  }
+  root->CopyFrom(*copy);
+  return absl::OkStatus();
+}
+
+// The first field name of the path in `assignment`.
+absl::string_view FirstFieldName(absl::string_view assignment) {
+  absl::string_view path =
+      absl::StripLeadingAsciiWhitespace(assignment.substr(0, assignment.find('=')));
+  return path.substr(0, std::min(path.find('.'), path.find('[')));
+}
+
+// Applies the file-level assignments among `assignments` to `*s` and checks
+// the cross-field rules again. `path` names the file in messages.
+absl::Status ApplyFileLevel(const std::string& path, Scenario* s,
+                            const std::vector<std::string>& assignments) {
+  std::vector<std::string> file_level;
+  for (const std::string& a : assignments) {
+    if (IsFileLevelOverride(a)) file_level.push_back(a);
+  }
+  if (file_level.empty()) return absl::OkStatus();
+  absl::Status status = ApplyOverrides(s, file_level);
+  if (!status.ok()) return status;
+  Diagnostics d(absl::StrCat(path, " (after --set)"));
+  CheckValues(*s, nullptr, "", Loc{}, &d);
+  CheckScenarioRules(*s, nullptr, &d);
+  return d.ToStatus();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Public functions
+
+absl::StatusOr<ScenarioFile> LoadScenarioFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path, "scenario file");
+  if (!text.ok()) return text.status();
+  return ParseScenarioText(path, *text);
+}
+
+absl::StatusOr<ScenarioFile> ParseScenarioText(const std::string& path,
+                                               const std::string& text) {
+  ScenarioFile file;
+  file.path = path;
+  file.text = text;
+  auto tree = std::make_shared<ParseInfoTree>();
+  Diagnostics d(path);
+  const bool complete = ParseMessageText(text, &file.scenario, tree.get(), &d);
+  // Values are checked even after a parse error (those read are complete);
+  // the cross-field rules only on a complete message.
+  CheckValues(file.scenario, tree.get(), "", Loc{}, &d);
+  if (complete) CheckScenarioRules(file.scenario, tree.get(), &d);
+  if (!d.empty()) return d.ToStatus();
+  file.locations = std::move(tree);
+  return file;
+}
+
+bool SameVariant(absl::string_view a, absl::string_view b) {
+  auto norm = [](absl::string_view v) { return v.empty() ? absl::string_view(kBaseVariant) : v; };
+  return norm(a) == norm(b);
+}
+
+std::string VariantDescription(const ScenarioFile& file, absl::string_view variant_name) {
+  for (const Variant& v : file.scenario.variant()) {
+    if (v.name() == variant_name) return v.description();
+  }
+  return SameVariant(variant_name, kBaseVariant) ? file.scenario.description() : "";
+}
+
+std::vector<std::string> VariantNames(const ScenarioFile& file) {
+  return VariantNamesOf(file.scenario);
+}
+
+absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment) {
+  return ApplyAssignment(scenario, assignment);
+}
+
+absl::Status ApplyOverrides(Scenario* scenario,
+                            const std::vector<std::string>& assignments) {
+  std::vector<std::string> errors;
+  for (const std::string& a : assignments) {
+    absl::Status status = ApplyOverride(scenario, a);
+    if (!status.ok()) errors.emplace_back(status.message());
+  }
+  return JoinErrors(errors);
+}
+
+bool IsFileLevelOverride(absl::string_view assignment) {
+  const absl::string_view name = FirstFieldName(assignment);
+  return name == "variant" || name == "published";
+}
+
+absl::Status ApplyFileOverrides(ScenarioFile* file,
+                                const std::vector<std::string>& assignments) {
+  return ApplyFileLevel(file->path, &file->scenario, assignments);
+}
+
+absl::StatusOr<Scenario> ResolveVariant(const ScenarioFile& file,
+                                        absl::string_view variant_name,
+                                        const std::vector<std::string>& overrides) {
+  Scenario edited = file.scenario;
+  absl::Status status = ApplyFileLevel(file.path, &edited, overrides);
+  if (!status.ok()) return status;
+
+  Scenario resolved = edited;
+  std::string where = file.path;
+  if (!variant_name.empty() && variant_name != kBaseVariant) {
+    const Variant* chosen = nullptr;
+    for (const Variant& v : edited.variant()) {
+      if (v.name() == variant_name) {
+        chosen = &v;
+        break;
+      }
+    }
+    if (chosen == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file.path, ": unknown variant '", variant_name, "' (variants: ",
+          absl::StrJoin(VariantNamesOf(edited), ", "), ")"));
+    }
+    resolved.MergeFrom(chosen->overlay());
+    where = absl::StrCat(file.path, " (variant '", variant_name, "')");
+  }
+  resolved.clear_variant();
+  resolved.clear_published();
+
+  std::vector<std::string> run_level;
+  for (const std::string& o : overrides) {
+    if (!IsFileLevelOverride(o)) run_level.push_back(o);
+  }
+  status = ApplyOverrides(&resolved, run_level);
+  if (!status.ok()) return status;
+
+  // Everything was checked on the way in; this guards the contract that a
+  // resolved scenario's values are valid.
+  Diagnostics d(where);
+  CheckValues(resolved, nullptr, "", Loc{}, &d);
+  if (!d.empty()) return d.ToStatus();
+  return resolved;
+}
+
+std::string FieldLocation(const ScenarioFile& file, absl::string_view field_path) {
+  absl::StatusOr<std::vector<PathStep>> steps = SplitFieldPath(field_path);
+  if (!steps.ok()) return file.path;
+  const ParseInfoTree* tree = file.locations.get();
+  const Descriptor* desc = Scenario::descriptor();
+  for (size_t k = 0; k < steps->size() && tree != nullptr; ++k) {
+    const PathStep& step = (*steps)[k];
+    const FieldDescriptor* f = desc->FindFieldByName(step.name);
+    if (f == nullptr || f->is_repeated() != (step.index >= 0)) break;
+    if (k + 1 == steps->size()) {
+      const Loc loc = LocationIn(tree, f, step.index, Loc{});
+      if (!loc.known()) break;
+      return absl::StrCat(file.path, ":", loc.line + 1, ":", loc.column + 1);
+    }
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) break;
+    tree = tree->GetTreeForNested(f, step.index);
+    desc = f->message_type();
+  }
+  return file.path;
+}
+
+absl::StatusOr<Baseline> LoadBaselineFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path, "baseline file");
+  if (!text.ok()) return text.status();
+  Baseline baseline;
+  Diagnostics d(path);
+  ParseMessageText(*text, &baseline, nullptr, &d);
+  if (!d.empty()) return d.ToStatus();
+  return baseline;
+}
+
+std::string BaselineToText(const Baseline& baseline) {
+  TextFormat::Printer printer;
+  std::string text =
+      "# proto-message: viosim.Baseline\n"
+      "# Modeled values `viosim gate` compares with. Written by\n"
+      "# `viosim gate --update-baseline`; commit it with the change that moved them.\n";
+  std::string body;
+  printer.PrintToString(baseline, &body);
+  return text + body;
+}
+
+}  // namespace viosim

@@ -1,0 +1,146 @@
+// Reading, checking and resolving scenario files.
+//
+// A scenario file is a viosim.Scenario in protobuf text format (see
+// scenarios/scenario.proto). Loading parses it and checks every field that
+// carries a unit or bounds option, plus the rules that tie fields together
+// (variant names, published cells). All problems are reported at once, each
+// on its own line in the form
+//
+//   FILE:LINE:COLUMN: field 'variant[1].overlay.run.duration': what is wrong
+//
+// with 1-based lines and columns (a tab advances the column to the next
+// multiple of 8, as in protobuf's tokenizer). Errors without a place in the
+// file (from --set, or found after resolving a variant) leave out
+// LINE:COLUMN.
+//
+// Variants. A file may define named variants, each a partial Scenario merged
+// over the base with protobuf merge semantics. The name "base" is reserved:
+// it, and the empty name, always select the base scenario without an overlay.
+//
+// Overrides. `--set field.path=value` assigns one scalar field. The path is
+// dotted field names, with [index] after repeated fields:
+//   run.duration=6.648s
+//   workload.lockbench.threads=8
+//   variant[1].overlay.workload.lockbench.threads=3
+//   published[0].tolerance_pct=2
+// Values are parsed strictly by the field's type (integers, floating point,
+// bool as true/false/1/0, enums by value name, strings verbatim) and TIME
+// strings and bounds are checked by the same rules as the file.
+//
+// Nothing here throws or crashes on bad input: every failure is a Status.
+#ifndef VIOSIM_SCENARIOS_LOADER_H_
+#define VIOSIM_SCENARIOS_LOADER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/text_format.h"
+#include "scenarios/scenario.pb.h"
+
+namespace viosim {
+
+// The name that selects the base scenario (no overlay). A variant may not be
+// called this.
+extern const char kBaseVariant[];
+
+// A scenario file as loaded: its text, the parsed message and where each
+// field was found in the text.
+struct ScenarioFile {
+  std::string path;  // as given to LoadScenarioFile; used in messages
+  std::string text;  // the file's contents
+  Scenario scenario;  // as written, variants and published cells included
+  // Line and column of every field of `scenario` in `text` (0-based, as
+  // protobuf records them). Shared so that ScenarioFile stays copyable.
+  std::shared_ptr<const google::protobuf::TextFormat::ParseInfoTree> locations;
+};
+
+// Reads and checks the scenario file at `path`.
+//
+// Returns NotFound (naming `path`) if the file cannot be read, and
+// InvalidArgument listing every problem if it does not parse or does not
+// pass the checks: a TIME string that does not parse, is negative, or is zero
+// where the field does not allow zero; a number outside the field's (min) and
+// (max); a non-finite floating-point value; a variant without a name, with a
+// duplicate name or named "base"; a variant overlay containing `variant` or
+// `published`; a published cell without a metric, a reference (value or
+// analytic) or a role, or naming a variant that does not exist.
+absl::StatusOr<ScenarioFile> LoadScenarioFile(const std::string& path);
+
+// As LoadScenarioFile, for text already in memory. `path` is used only in
+// messages.
+absl::StatusOr<ScenarioFile> ParseScenarioText(const std::string& path,
+                                               const std::string& text);
+
+// The variants of `file` in file order. A file without variants has one,
+// kBaseVariant, which is the base scenario itself.
+std::vector<std::string> VariantNames(const ScenarioFile& file);
+
+// Applies one `--set` assignment "field.path=value" to `*scenario`.
+// Intermediate singular messages are created as needed; repeated fields need
+// an index within their current size. Returns InvalidArgument of the form
+//   --set 'a.b=c': field 'a.b': what is wrong
+// for a malformed assignment, an unknown field name (the message lists the
+// fields that exist there), a path ending at a message, a missing, needless
+// or out-of-range index, or a value that does not parse or fails the field's
+// unit or bounds. On error `*scenario` is unchanged.
+// Whether two variant names select the same variant ("" and "base" both
+// select the base scenario).
+bool SameVariant(absl::string_view a, absl::string_view b);
+
+// The variant's description, or the scenario's for the base.
+std::string VariantDescription(const ScenarioFile& file, absl::string_view variant_name);
+
+absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment);
+
+// Applies `assignments` in order; all errors are reported together, one per
+// line. Assignments that succeed stay applied even if others fail.
+absl::Status ApplyOverrides(Scenario* scenario,
+                            const std::vector<std::string>& assignments);
+
+// True if `assignment` targets the file's variants or published cells (its
+// path starts with `variant` or `published`) rather than the scenario that
+// is run.
+bool IsFileLevelOverride(absl::string_view assignment);
+
+// Applies the file-level assignments among `assignments` (see
+// IsFileLevelOverride) to `file->scenario`, ignoring the others, and checks
+// the cross-field rules again. Use it to see published cells as changed by
+// --set. Assignments are absolute, so applying them twice (here and again in
+// ResolveVariant) is harmless.
+absl::Status ApplyFileOverrides(ScenarioFile* file,
+                                const std::vector<std::string>& assignments);
+
+// The scenario to run for `variant_name`: the base scenario with `variant`
+// and `published` cleared, the variant's overlay merged over it (nothing for
+// "" and kBaseVariant), then the assignments that are not file-level applied
+// in order, so they win over the overlay. File-level assignments are applied
+// first to a copy of the file, so --set can edit a variant's overlay.
+// Returns InvalidArgument for an unknown variant ("FILE: unknown variant 'x'
+// (variants: a, b)") and for any failing assignment. The result has passed
+// the unit and bounds checks, so its TIME strings can be read with TimeOf.
+absl::StatusOr<Scenario> ResolveVariant(
+    const ScenarioFile& file, absl::string_view variant_name,
+    const std::vector<std::string>& overrides);
+
+// "FILE:LINE:COLUMN" (1-based) of the field at `field_path` (the syntax of
+// --set paths, e.g. "published[2]" or "run.duration") in `file`, or just
+// "FILE" if the path is not found or the field was not written in the file.
+std::string FieldLocation(const ScenarioFile& file, absl::string_view field_path);
+
+// Reads a baseline file (a viosim.Baseline in text format). Returns NotFound
+// if it cannot be read and InvalidArgument, with FILE:LINE:COLUMN and field
+// for each error, if it does not parse.
+absl::StatusOr<Baseline> LoadBaselineFile(const std::string& path);
+
+// `baseline` in text format, fields in field-number order and cells in the
+// order given, so equal messages give equal text. Doubles are written so
+// they read back exactly.
+std::string BaselineToText(const Baseline& baseline);
+
+}  // namespace viosim
+
+#endif  // VIOSIM_SCENARIOS_LOADER_H_

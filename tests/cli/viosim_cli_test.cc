@@ -1,0 +1,272 @@
+// The `viosim` command end to end: output contracts, determinism, exit
+// statuses, and what bad input gets (a message naming file:line:column or the
+// flag, and the field; exit 2; no partial output file).
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TmpDir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  return t != nullptr ? t : "/tmp";
+}
+
+std::string WriteTmp(const std::string& name, const std::string& text) {
+  const std::string path = absl::StrCat(TmpDir(), "/", name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Runs viosim with `args` (already shell-quoted where needed).
+Result Viosim(const std::string& args) {
+  static int n = 0;
+  const std::string out = absl::StrCat(TmpDir(), "/stdout.", n), err = absl::StrCat(TmpDir(), "/stderr.", n);
+  ++n;
+  const std::string cmd = absl::StrCat("cli/viosim ", args, " >", out, " 2>", err);
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadAll(out);
+  r.err = ReadAll(err);
+  return r;
+}
+
+constexpr char kShort[] = "--set run.duration=50ms --set run.warmup=1ms";
+
+// A valid little scenario for the error cases to break.
+constexpr char kGood[] = R"(name: "t"
+workload {
+  lockbench {
+    threads: 2
+    think { exponential { mean: "10us" } }
+    hold { exponential { mean: "2us" } }
+  }
+}
+variant { name: "a" overlay { workload { lockbench { threads: 3 } } } }
+run { duration: "20ms" warmup: "1ms" }
+)";
+
+TEST(CliTest, HelpAndVersionExitZero) {
+  Result top = Viosim("--help");
+  EXPECT_EQ(top.code, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("reproduce"));
+  for (const char* sub : {"run", "list", "reproduce", "gate"}) {
+    Result r = Viosim(absl::StrCat(sub, " --help"));
+    EXPECT_EQ(r.code, 0) << sub << r.err;
+    EXPECT_THAT(r.out, HasSubstr("--format")) << sub;
+    EXPECT_THAT(r.out, HasSubstr("--set")) << sub;
+  }
+  Result v = Viosim("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_THAT(v.out, HasSubstr("viosim"));
+}
+
+TEST(CliTest, BadUsageExitsTwo) {
+  EXPECT_EQ(Viosim("").code, 2);
+  EXPECT_EQ(Viosim("frobnicate").code, 2);
+  EXPECT_EQ(Viosim("run").code, 2);
+  EXPECT_EQ(Viosim("run scenarios/lockbench.textproto --format xml").code, 2);
+  EXPECT_EQ(Viosim("run scenarios/lockbench.textproto --jobs 0").code, 2);
+}
+
+TEST(CliTest, RunJsonFollowsTheContract) {
+  Result r = Viosim(absl::StrCat("run scenarios/lockbench.textproto --variant N4 --format json ", kShort));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"scenario\": \"lockbench\""));
+  EXPECT_THAT(r.out, HasSubstr("\"name\": \"N4\""));
+  EXPECT_THAT(r.out, HasSubstr("\"metrics\": {"));
+  EXPECT_THAT(r.out, HasSubstr("\"ci95\": {"));
+  EXPECT_THAT(r.out, HasSubstr("\"lock_acquisitions_per_s\": "));
+  EXPECT_THAT(r.out, HasSubstr("\"lock_wait_mean_us\": "));
+}
+
+TEST(CliTest, RunTextShowsLockStatAndSpinShares) {
+  Result r = Viosim(absl::StrCat("run scenarios/lockbench.textproto --variant N4 ", kShort));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("con-bounces"));
+  EXPECT_THAT(r.out, HasSubstr("holdtime-avg"));
+  EXPECT_THAT(r.out, HasSubstr("bench_lock"));
+  EXPECT_THAT(r.out, HasSubstr("spinning"));
+  EXPECT_THAT(r.out, HasSubstr("cpu3"));
+}
+
+TEST(CliTest, ReproduceJsonHasEveryCellField) {
+  Result r = Viosim("reproduce scenarios/lockbench.textproto --format json --set run.duration=200ms");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* key : {"\"cells\"", "\"scenario\"", "\"variant\"", "\"metric\"", "\"published\"", "\"modeled\"",
+                          "\"error_pct\"", "\"role\"", "\"tolerance_pct\"", "\"within\""}) {
+    EXPECT_THAT(r.out, HasSubstr(key));
+  }
+  EXPECT_THAT(r.out, HasSubstr("\"published\": 300828.55"));
+}
+
+TEST(CliTest, OutputIsByteIdenticalAcrossRunsAndJobs) {
+  const std::string args = absl::StrCat("run scenarios/lockbench.textproto --format json ", kShort);
+  Result a = Viosim(args + " --jobs 1");
+  Result b = Viosim(args + " --jobs 1");
+  Result c = Viosim(args + " --jobs 2");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out, c.out);
+  Result t1 = Viosim(absl::StrCat("run scenarios/lockbench.textproto ", kShort, " --jobs 1"));
+  Result t2 = Viosim(absl::StrCat("run scenarios/lockbench.textproto ", kShort, " --jobs 2"));
+  EXPECT_EQ(t1.out, t2.out);
+}
+
+TEST(CliTest, SeedChangesTheDrawsButNotTheContract) {
+  Result a = Viosim(absl::StrCat("run scenarios/lockbench.textproto -v N4 --format csv --seed 1 ", kShort));
+  Result b = Viosim(absl::StrCat("run scenarios/lockbench.textproto -v N4 --format csv --seed 2 ", kShort));
+  ASSERT_EQ(a.code, 0);
+  ASSERT_EQ(b.code, 0);
+  EXPECT_NE(a.out, b.out);
+  EXPECT_THAT(a.out, HasSubstr("scenario,variant,metric,value,ci95\n"));
+}
+
+TEST(CliTest, OutputFileIsWrittenWhole) {
+  const std::string path = absl::StrCat(TmpDir(), "/out.json");
+  Result r = Viosim(absl::StrCat("run scenarios/lockbench.textproto -v N4 --format json -o ", path, " ", kShort));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_THAT(ReadAll(path), HasSubstr("\"variants\""));
+}
+
+TEST(CliTest, TraceIsChromeJson) {
+  const std::string path = absl::StrCat(TmpDir(), "/trace.json");
+  Result r = Viosim(absl::StrCat("run scenarios/lockbench.textproto -v N4 --trace ", path, " ", kShort));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string trace = ReadAll(path);
+  EXPECT_THAT(trace, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(trace, HasSubstr("\"spinning\""));
+  EXPECT_THAT(trace, HasSubstr("\"bench_lock\""));
+}
+
+TEST(CliTest, ListShowsVariantsMetricsAndPublished) {
+  Result r = Viosim("list scenarios/lockbench.textproto");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("N64"));
+  EXPECT_THAT(r.out, HasSubstr("lock_wait_mean_us"));
+  EXPECT_THAT(r.out, HasSubstr("MACHINE_REPAIRMAN_MVA"));
+}
+
+TEST(CliTest, GateChecksPublishedToleranceAndBaseline) {
+  // One typed-in cell: 235,000 acquisitions/s (3 threads) within 5%.
+  const std::string scenario = WriteTmp("gated.textproto", absl::StrCat(kGood, R"(
+published { variant: "a" metric: "lock_acquisitions_per_s" value: 235000 role: CALIBRATION tolerance_pct: 5 }
+)"));
+  const std::string base = absl::StrCat(TmpDir(), "/baseline.textproto");
+  std::filesystem::remove(base);
+  Result missing = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base));
+  EXPECT_EQ(missing.code, 2) << "no baseline is bad input";
+
+  Result update = Viosim(absl::StrCat("gate ", scenario, " --update-baseline --baseline ", base));
+  EXPECT_EQ(update.code, 0) << update.out << update.err;
+  EXPECT_THAT(ReadAll(base), HasSubstr("lock_acquisitions_per_s"));
+  Result again = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base));
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_THAT(again.out, HasSubstr("gate: PASS"));
+
+  // Slower threads: outside the published 5% and off the baseline.
+  Result slower = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base,
+                                      " --set workload.lockbench.think.exponential.mean=12us"));
+  EXPECT_EQ(slower.code, 1) << slower.out;
+  EXPECT_THAT(slower.out, HasSubstr("outside the 5% tolerance"));
+  // A small shift inside the published tolerance still moves off the baseline.
+  Result shifted = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base,
+                                       " --set workload.lockbench.think.exponential.mean=10.2us"));
+  EXPECT_EQ(shifted.code, 1) << shifted.out;
+  EXPECT_THAT(shifted.out, HasSubstr("from the baseline"));
+}
+
+TEST(CliTest, AnalyticReferenceRefusesAModelItDoesNotCover) {
+  Result r = Viosim("reproduce scenarios/lockbench.textproto --set platform.lock_handoff.value=1us "
+                    "--set run.duration=20ms");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("platform.lock_handoff.value"));
+}
+
+// --- Bad input -------------------------------------------------------------
+
+struct BadCase {
+  const char* name;
+  std::string text;       // scenario file contents
+  std::string extra;      // extra flags
+  std::string expect_at;  // "file:line:col" suffix, or a flag
+  std::string field;
+  friend void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class BadInputTest : public testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInputTest, ExitsTwoNamingPlaceAndFieldWithoutPartialOutput) {
+  const BadCase& c = GetParam();
+  const std::string path = WriteTmp(absl::StrCat(c.name, ".textproto"), c.text);
+  const std::string out = absl::StrCat(TmpDir(), "/", c.name, ".out");
+  std::filesystem::remove(out);
+  Result r = Viosim(absl::StrCat("run ", path, " -o ", out, " ", c.extra));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(c.expect_at.empty() ? path : c.expect_at));
+  EXPECT_THAT(r.err, HasSubstr(c.field));
+  EXPECT_FALSE(std::filesystem::exists(out)) << "partial output left behind";
+  EXPECT_THAT(r.err, Not(HasSubstr("Segmentation")));
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  s.replace(s.find(from), from.size(), to);
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadInputTest,
+    testing::Values(
+        BadCase{"truncated", std::string(kGood).substr(0, 60), "", ":", "lockbench"},
+        BadCase{"unknown_field", Replace(kGood, "threads: 2", "threads: 2 spin_budget: 4"), "", ":4:", "spin_budget"},
+        BadCase{"wrong_type", Replace(kGood, "threads: 2", "threads: \"two\""), "", ":4:", "threads"},
+        BadCase{"negative_duration", Replace(kGood, "mean: \"10us\"", "mean: \"-10us\""), "", ":5:", "mean"},
+        BadCase{"zero_duration", Replace(kGood, "duration: \"20ms\"", "duration: \"0s\""), "", ":10:7:",
+                "duration"},
+        BadCase{"bad_unit", Replace(kGood, "mean: \"2us\"", "mean: \"2 parsecs\""), "", ":6:", "mean"},
+        BadCase{"zero_threads", Replace(kGood, "threads: 2", "threads: 0"), "", ":4:", "threads"},
+        BadCase{"unknown_variant", kGood, "--variant nope", "", "nope"},
+        BadCase{"bad_set_path", kGood, "--set workload.lockbench.thread=4", "--set", "thread"},
+        BadCase{"bad_set_value", kGood, "--set run.duration=fast", "--set", "run.duration"},
+        BadCase{"bad_set_negative", kGood, "--set run.warmup=-1ms", "--set", "run.warmup"}),
+    [](const testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
+
+TEST(CliTest, MissingScenarioFileExitsTwo) {
+  Result r = Viosim("run does/not/exist.textproto");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("does/not/exist.textproto"));
+}
+
+TEST(CliTest, UnwritableOutputFailsBeforeRunning) {
+  Result r = Viosim("run scenarios/lockbench.textproto -o /nonexistent-dir/x.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent-dir"));
+}
+
+}  // namespace
