@@ -11,7 +11,7 @@
 // everywhere.
 //
 // Exponential sampling is the hot path of the simulator: it uses a
-// 256-layer ziggurat (Marsaglia & Tsang, 2000) whose common case (~99% of
+// 256-layer ziggurat (Marsaglia & Tsang, 2000) whose common case (~98% of
 // draws) is one Next(), one multiply and one compare, inlined here.
 #ifndef VIOSIM_SIM_DISTRIBUTION_H_
 #define VIOSIM_SIM_DISTRIBUTION_H_

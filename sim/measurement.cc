@@ -1,5 +1,7 @@
 #include "sim/measurement.h"
 
+#include <cmath>
+
 #include "sim/stats.h"
 
 namespace sim {
@@ -12,7 +14,7 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
   reset();
   const size_t m = metrics.size();
   std::vector<double> num0(m), den0(m);
-  std::vector<BatchMeans> batch(m);
+  std::vector<RatioBatchMeans> batch(m);
   for (size_t i = 0; i < m; ++i) {
     num0[i] = metrics[i].numerator();
     den0[i] = metrics[i].denominator();
@@ -28,7 +30,7 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
       const double den = metrics[i].denominator();
       const double dn = num - num_prev[i];
       const double dd = den - den_prev[i];
-      batch[i].Add(dd > 0 ? metrics[i].scale * dn / dd : 0);
+      batch[i].Add(dn, dd);
       num_prev[i] = num;
       den_prev[i] = den;
     }
@@ -39,7 +41,8 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
     const double dd = den_prev[i] - den0[i];
     out[i].name = metrics[i].name;
     out[i].value = dd > 0 ? metrics[i].scale * dn / dd : 0;
-    out[i].ci95 = batch[i].HalfWidth95();
+    const double hw = batch[i].HalfWidth95();
+    out[i].ci95 = std::isfinite(hw) ? metrics[i].scale * hw : 0;
   }
   return out;
 }

@@ -4,8 +4,8 @@
 // into equal batches. Each metric is a ratio of two cumulative quantities the
 // model counts (completions over elapsed time, summed wait over
 // acquisitions, ...). The reported value is the ratio of the totals over the
-// whole window; its 95% confidence half-width comes from the per-batch
-// ratios (sim::BatchMeans).
+// whole window; its 95% confidence half-width comes from the batch totals
+// by the ratio estimator (sim::RatioBatchMeans).
 #ifndef VIOSIM_SIM_MEASUREMENT_H_
 #define VIOSIM_SIM_MEASUREMENT_H_
 
@@ -28,7 +28,7 @@ struct RatioMetric {
 struct MetricEstimate {
   std::string name;
   double value = 0;
-  double ci95 = 0;  // half-width of the 95% confidence interval
+  double ci95 = 0;  // half-width of the 95% confidence interval (0 if unknown)
 };
 
 struct MeasurementPlan {

@@ -49,8 +49,9 @@ class Histogram {
   // Records `value`; negative values are recorded as 0.
   void Record(int64_t value) { RecordN(value, 1); }
 
-  // Records `value` `n` times (n >= 0).
+  // Records `value` `n` times; n <= 0 records nothing.
   void RecordN(int64_t value, int64_t n) {
+    if (n <= 0) return;
     if (value < 0) value = 0;
     counts_[BucketOf(value)] += n;
     count_ += n;

@@ -54,7 +54,7 @@ constexpr Time Cycles(int64_t n, int64_t hz) {
   return Time::Picos(static_cast<int64_t>(num / hz));
 }
 
-// "1.5us", "35us", "0ns", "6.648s", "2ms", "100ps". Human readable, with the
+// "1.5us", "35us", "6.648s", "2ms", "100ps", "0ps". Human readable, with the
 // largest unit that keeps the value >= 1 and up to 4 decimals.
 std::string FormatTime(Time t);
 

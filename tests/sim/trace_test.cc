@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -23,7 +24,7 @@ using ::testing::HasSubstr;
 // "traceEvents" array (the first array met).
 class JsonChecker {
  public:
-  explicit JsonChecker(const std::string& text) : s_(text) {}
+  explicit JsonChecker(std::string text) : s_(std::move(text)) {}
 
   bool Valid() {
     SkipSpace();
@@ -162,7 +163,7 @@ class JsonChecker {
     }
   }
 
-  const std::string& s_;
+  const std::string s_;
   size_t pos_ = 0;
   bool seen_array_ = false;
   int first_array_size_ = -1;
