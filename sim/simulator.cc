@@ -2,7 +2,8 @@
 
 namespace sim {
 
-Simulator::Simulator(TraceWriter* trace) : trace_(trace) { heap_.reserve(1024);
+Simulator::Simulator(TraceWriter* trace) : trace_(trace) {
+  Grow();
   ready_.reserve(256);
 }
 
@@ -14,6 +15,11 @@ Simulator::~Simulator() {
     p->Unlink();
     std::coroutine_handle<internal::TaskPromise>::from_promise(*p).destroy();
   }
+}
+
+void Simulator::Grow() {
+  capacity_ = capacity_ == 0 ? 1024 : capacity_ * 2;
+  heap_.resize(capacity_);
 }
 
 void Simulator::Spawn(Task task) {

@@ -70,7 +70,7 @@ class Simulator {
   void RunUntil(Time until);
   // Runs one event. Returns false when none is left.
   bool Step();
-  bool empty() const { return heap_.empty() && ready_head_ == ready_.size(); }
+  bool empty() const { return size_ == 0 && ready_head_ == ready_.size(); }
 
  private:
   struct Entry {
@@ -78,13 +78,16 @@ class Simulator {
     uint64_t seq;
     void* h;
   };
-  // Branch-free (time, seq) order: heap sifts compare in a pattern the
-  // branch predictor cannot learn.
-  static bool Before(const Entry& a, const Entry& b) {
-    return (a.t < b.t) | ((a.t == b.t) & (a.seq < b.seq));
+  // (time, seq) order as one 128-bit unsigned compare: branch-free, which
+  // matters because heap sifts compare in a pattern no predictor learns.
+  // Times are never negative, so the unsigned view keeps their order.
+  static unsigned __int128 Key(const Entry& e) {
+    return (static_cast<unsigned __int128>(static_cast<uint64_t>(e.t)) << 64) | e.seq;
   }
+  static bool Before(const Entry& a, const Entry& b) { return Key(a) < Key(b); }
   void Push(Entry e);
   Entry Pop();
+  void Grow();
   void Fire(const Entry& e) {
     now_ = Time::Picos(e.t);
     ++events_;
@@ -101,7 +104,11 @@ class Simulator {
     ready_head_ = 0;
   }
 
+  // heap_[0, size_) is the heap; the vector only grows (doubling), so steady
+  // state never allocates.
   std::vector<Entry> heap_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;  // heap_.size(), kept to spare a division
   std::vector<void*> ready_;  // wakeups due now, FIFO from ready_head_
   std::size_t ready_head_ = 0;
   Time now_;
@@ -112,9 +119,9 @@ class Simulator {
 };
 
 [[gnu::always_inline]] inline void Simulator::Push(Entry e) {
+  if (size_ == capacity_) Grow();
   // Sift the hole up from the end.
-  std::size_t i = heap_.size();
-  heap_.emplace_back();
+  std::size_t i = size_++;
   Entry* h = heap_.data();
   while (i > 0) {
     std::size_t parent = (i - 1) / 4;
@@ -127,24 +134,34 @@ class Simulator {
 
 inline Simulator::Entry Simulator::Pop() {
   Entry* h = heap_.data();
-  Entry top = h[0];
-  Entry last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
+  const Entry top = h[0];
+  const std::size_t n = --size_;
   if (n == 0) return top;
+  const Entry last = h[n];
   // Sift the hole down from the root, moving the smallest child up.
   std::size_t i = 0;
   for (;;) {
-    std::size_t c = 4 * i + 1;
+    const std::size_t c = 4 * i + 1;
+    if (c + 4 <= n) {
+      // All four children exist: pick the smallest without branches.
+      const std::size_t a = Before(h[c + 1], h[c]) ? c + 1 : c;
+      const std::size_t b = Before(h[c + 3], h[c + 2]) ? c + 3 : c + 2;
+      const std::size_t best = Before(h[b], h[a]) ? b : a;
+      if (!Before(h[best], last)) break;
+      h[i] = h[best];
+      i = best;
+      continue;
+    }
     if (c >= n) break;
     std::size_t best = c;
-    std::size_t end = c + 4 < n ? c + 4 : n;
-    for (std::size_t k = c + 1; k < end; ++k) {
+    for (std::size_t k = c + 1; k < n; ++k) {
       if (Before(h[k], h[best])) best = k;
     }
-    if (!Before(h[best], last)) break;
-    h[i] = h[best];
-    i = best;
+    if (Before(h[best], last)) {
+      h[i] = h[best];
+      i = best;
+    }
+    break;
   }
   h[i] = last;
   return top;
@@ -161,7 +178,7 @@ inline bool Simulator::Step() {
     std::coroutine_handle<>::from_address(h).resume();
     return true;
   }
-  if (heap_.empty()) return false;
+  if (size_ == 0) return false;
   Fire(Pop());
   return true;
 }
@@ -169,7 +186,7 @@ inline bool Simulator::Step() {
 inline void Simulator::RunUntil(Time until) {
   const int64_t limit = until.ps();
   DrainReady();
-  while (!heap_.empty() && heap_.front().t <= limit) {
+  while (size_ != 0 && heap_[0].t <= limit) {
     Fire(Pop());
     if (!ready_.empty()) DrainReady();
   }

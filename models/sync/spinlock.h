@@ -32,8 +32,8 @@ struct LockStat {
   uint64_t contentions = 0;   // acquisitions that had to wait
   uint64_t acq_bounces = 0;   // acquired on a CPU other than the last holder's
   uint64_t con_bounces = 0;   // contended on a CPU other than the last holder's
-  sim::Histogram wait;        // per contended acquisition, picoseconds
-  sim::Histogram hold;        // per release, picoseconds
+  sim::Summary wait;          // per contended acquisition, picoseconds
+  sim::Summary hold;          // per release, picoseconds
   void Reset();
 };
 
