@@ -22,10 +22,10 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-// Lays out rows of cells in columns: the first column left-aligned, the rest
-// right-aligned, two spaces apart.
+// Lays out rows of cells in columns two spaces apart. `align` has one
+// letter per column, 'l' or 'r'; columns beyond it are right-aligned.
 std::string Table(const std::vector<std::vector<std::string>>& rows, const std::string& indent,
-                  int left_columns = 1) {
+                  const std::string& align = "l") {
   std::vector<size_t> width;
   for (const auto& r : rows) {
     if (width.size() < r.size()) width.resize(r.size(), 0);
@@ -37,7 +37,7 @@ std::string Table(const std::vector<std::vector<std::string>>& rows, const std::
     for (size_t i = 0; i < r.size(); ++i) {
       if (i > 0) line += "  ";
       const std::string pad(width[i] - r[i].size(), ' ');
-      line += static_cast<int>(i) < left_columns ? r[i] + pad : pad + r[i];
+      line += i < align.size() && align[i] == 'l' ? r[i] + pad : pad + r[i];
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -238,7 +238,7 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
           if (!c.within) ++outside;
         }
       }
-      return absl::StrCat(Table(CellRows(reps), "", 3),
+      return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"),
                           absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
                                           outside));
     }
@@ -267,7 +267,7 @@ std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& 
                            : absl::StrFormat("gate: FAIL (%d of %d cells)", report.failures, cells);
   switch (f) {
     case Format::kText: {
-      std::string out = Table(CellRows(reps), "", 3);
+      std::string out = Table(CellRows(reps), "", "lllrrrrrll");
       out += "\n";
       for (const GateFinding& g : report.findings) {
         if (!g.problem.empty()) absl::StrAppend(&out, g.scenario, " / ", g.variant, " / ", g.metric, ": ", g.problem, "\n");
@@ -300,7 +300,8 @@ std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& 
   return "";
 }
 
-std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::string>& metrics, Format f) {
+std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::string>& metrics,
+                       const std::vector<double>& references, Format f) {
   const viosim::Scenario& s = file.scenario;
   const std::vector<std::string> variants = viosim::VariantNames(file);
   switch (f) {
@@ -309,17 +310,19 @@ std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::
                                      "\n\nvariants:\n");
       std::vector<std::vector<std::string>> rows;
       for (const std::string& v : variants) rows.push_back({v, viosim::VariantDescription(file, v)});
-      absl::StrAppend(&out, Table(rows, "  ", 2), "\nmetrics:\n");
+      absl::StrAppend(&out, Table(rows, "  ", "ll"), "\nmetrics:\n");
       for (const std::string& m : metrics) absl::StrAppend(&out, "  ", m, "\n");
       absl::StrAppend(&out, "\npublished:\n");
-      std::vector<std::vector<std::string>> prow = {{"variant", "metric", "value", "role", "tolerance", "source"}};
-      for (const auto& p : s.published()) {
-        prow.push_back({p.variant(), p.metric(),
-                        p.has_value() ? Sig(p.value()) : viosim::Published::Analytic_Name(p.analytic()),
+      std::vector<std::vector<std::string>> prow = {
+          {"variant", "metric", "value", "tolerance", "role", "from", "source"}};
+      for (int i = 0; i < s.published_size(); ++i) {
+        const viosim::Published& p = s.published(i);
+        prow.push_back({p.variant(), p.metric(), Sig(references[i]), absl::StrFormat("%g%%", p.tolerance_pct()),
                         p.role() == viosim::Published::CALIBRATION ? "calibration" : "prediction",
-                        absl::StrFormat("%g%%", p.tolerance_pct()), p.source()});
+                        p.has_value() ? "typed in" : viosim::Published::Analytic_Name(p.analytic()),
+                        p.source()});
       }
-      absl::StrAppend(&out, Table(prow, "  ", 6));
+      absl::StrAppend(&out, Table(prow, "  ", "llrrlll"));
       return out;
     }
     case Format::kJson: {
@@ -332,13 +335,11 @@ std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::
       j.EndArray().Key("metrics").BeginArray();
       for (const std::string& m : metrics) j.String(m);
       j.EndArray().Key("published").BeginArray();
-      for (const auto& p : s.published()) {
+      for (int i = 0; i < s.published_size(); ++i) {
+        const viosim::Published& p = s.published(i);
         j.BeginObject().Key("variant").String(p.variant()).Key("metric").String(p.metric());
-        if (p.has_value()) {
-          j.Key("value").Number(p.value());
-        } else {
-          j.Key("analytic").String(viosim::Published::Analytic_Name(p.analytic()));
-        }
+        j.Key("value").Number(references[i]);
+        if (p.has_analytic()) j.Key("analytic").String(viosim::Published::Analytic_Name(p.analytic()));
         j.Key("role").String(p.role() == viosim::Published::CALIBRATION ? "calibration" : "prediction");
         j.Key("tolerance_pct").Number(p.tolerance_pct()).Key("source").String(p.source()).EndObject();
       }

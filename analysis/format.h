@@ -28,8 +28,10 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f);
 // `viosim gate`: the cells, then each failure and a one-line verdict.
 std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& report, Format f);
 
-// `viosim list`: variants, metrics and published values.
-std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::string>& metrics, Format f);
+// `viosim list`: variants, metrics and published values. `references` holds
+// each published cell's reference value (typed in or computed), in order.
+std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::string>& metrics,
+                       const std::vector<double>& references, Format f);
 
 // /proc/lock_stat's table for `rows` (times in microseconds).
 std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const std::string& indent);

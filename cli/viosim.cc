@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/format.h"
 #include "analysis/gate.h"
+#include "analysis/published.h"
 #include "analysis/runner.h"
 #include "scenarios/builder.h"
 #include "scenarios/loader.h"
@@ -249,7 +250,16 @@ int main(int argc, char** argv) {
     absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(*file, viosim::VariantNames(*file).front(),
                                                                    Overrides(list_f));
     if (!base.ok()) return Fail(base.status());
-    return Emit(list_f, analysis::FormatList(*file, viosim::MetricNames(*base), ToFormat(list_f.format)));
+    std::vector<double> references;
+    for (const viosim::Published& p : file->scenario.published()) {
+      absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(*file, p.variant(), Overrides(list_f));
+      if (!resolved.ok()) return Fail(resolved.status());
+      absl::StatusOr<double> ref = analysis::ReferenceValue(p, *resolved);
+      if (!ref.ok()) return Fail(ref.status());
+      references.push_back(*ref);
+    }
+    return Emit(list_f, analysis::FormatList(*file, viosim::MetricNames(*base), references,
+                                             ToFormat(list_f.format)));
   }
 
   // reproduce and gate share the work: run every published cell.
