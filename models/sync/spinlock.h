@@ -90,6 +90,7 @@ class Spinlock {
     return true;
   }
   void Enqueue(Awaiter* a, std::coroutine_handle<> h);
+  void TraceHold(Cpu& cpu, sim::Time now) const;
   void Acquired(Cpu& cpu) {
     owner_ = &cpu;
     acquired_at_ = sim_->Now();
@@ -109,6 +110,49 @@ class Spinlock {
   int waiters_ = 0;
   LockStat stat_;
 };
+
+// Inline: both run once per contended acquisition, the hot path of every
+// lock-heavy model.
+inline void Spinlock::Enqueue(Awaiter* a, std::coroutine_handle<> h) {
+  a->h_ = h;
+  a->since_ = sim_->Now();
+  a->cpu_->SetState(CpuState::kSpinning);
+  ++stat_.contentions;
+  if (last_cpu_ != nullptr && last_cpu_ != a->cpu_) ++stat_.con_bounces;
+  ++waiters_;
+  if (tail_ != nullptr) {
+    tail_->next_ = a;
+  } else {
+    head_ = a;
+  }
+  tail_ = a;
+}
+
+inline void Spinlock::Unlock(Cpu& cpu) {
+  const sim::Time now = sim_->Now();
+  stat_.hold.Record((now - acquired_at_).ps());
+  if (sim_->trace() != nullptr) TraceHold(cpu, now);
+  Awaiter* next = head_;
+  if (next == nullptr) {
+    owner_ = nullptr;
+    return;
+  }
+  head_ = next->next_;
+  if (head_ == nullptr) tail_ = nullptr;
+  --waiters_;
+  // The next ticket owns the lock once the cache line reaches its CPU; it
+  // keeps spinning until then.
+  Acquired(*next->cpu_);
+  acquired_at_ = now + handoff_;
+  stat_.wait.Record((acquired_at_ - next->since_).ps());
+  // The waiter leaves its spin loop when it resumes; until then its CPU
+  // stays in kSpinning.
+  if (handoff_ == sim::Time::Zero()) {
+    sim_->Wake(next->h_);
+  } else {
+    sim_->ScheduleAt(acquired_at_, next->h_);
+  }
+}
 
 }  // namespace models
 
