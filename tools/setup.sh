@@ -42,5 +42,5 @@ fi
 echo "setup: apt-get update"
 $sudo apt-get update -q
 echo "setup: apt-get install ${missing[*]}"
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
 echo "setup: done"
