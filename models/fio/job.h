@@ -1,0 +1,94 @@
+// An fio job as fio 3.33 understands it, after parsing: the options viosim
+// models, with fio's defaults, plus what the reports echo back.
+//
+// Produced by the job-file parser (models/fio/parser.h); consumed by the
+// workload model (models/fio/workload.h) and the output formats
+// (models/fio/output.h).
+#ifndef VIOSIM_MODELS_FIO_JOB_H_
+#define VIOSIM_MODELS_FIO_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fio {
+
+// fio's data directions, in its order (DDIR_READ, DDIR_WRITE, DDIR_TRIM).
+enum Ddir { kRead = 0, kWrite = 1, kTrim = 2 };
+inline constexpr int kDdirs = 3;
+
+// rw=: the I/O pattern (trim patterns are known to fio but not modeled).
+enum class Pattern { kRead, kWrite, kRandRead, kRandWrite, kRw, kRandRw };
+
+enum class Engine { kPsync, kSync, kPvsync2, kLibaio, kIoUring };
+// Synchronous engines complete each I/O inside the submitting call (depth 1,
+// no slat).
+inline bool IsSync(Engine e) { return e == Engine::kPsync || e == Engine::kSync || e == Engine::kPvsync2; }
+
+// An option as written, for the reports' "job options"/"global options":
+// canonical name (aliases resolved) and the verbatim value. Options written
+// without a value are kept with `bare` set (fio's JSON leaves them out).
+struct WrittenOption {
+  std::string name;
+  std::string value;
+  bool bare = false;
+};
+
+struct JobOptions {
+  std::string name;         // job name: the section name, or name= in the section
+  std::string description;  // description=
+  int line = 0;             // line of the section header, for messages
+
+  Pattern rw = Pattern::kRead;
+  // rw=...:N. Random patterns: N I/Os per new random offset (fio's
+  // ddir_seq_nr, default 1). Sequential patterns: added to each offset
+  // (ddir_seq_add, may be negative).
+  int64_t rw_seq_nr = 1;
+  int64_t rw_seq_add = 0;
+
+  // Block sizes per direction (bs= / bsrange=). Without bsrange, min == max.
+  uint64_t bs_min[kDdirs] = {4096, 4096, 4096};
+  uint64_t bs_max[kDdirs] = {4096, 4096, 4096};
+
+  Engine ioengine = Engine::kPsync;
+  std::string ioengine_name = "psync";  // as written, for the header line
+  int iodepth = 1;
+  int iodepth_batch_submit = 1;        // iodepth_batch; 0 or > iodepth means iodepth
+  int iodepth_batch_complete_min = 1;
+  int iodepth_batch_complete_max = 0;  // 0: same as _min (fio's default)
+  int numjobs = 1;
+
+  uint64_t size = 0;         // bytes per job (clone); 0: not given
+  int64_t runtime_us = 0;    // 0: unlimited
+  bool time_based = false;
+  int64_t ramp_time_us = 0;
+  int rwmixread = 50;        // rwmixwrite = 100 - rwmixread
+
+  bool direct = false;       // direct= / buffered= (inverse)
+  bool hipri = false;        // engine option of pvsync2 and io_uring
+  bool group_reporting = false;
+  bool stonewall = false;    // starts a new group (also new_group)
+  bool new_group = false;
+  std::string cpus_allowed;  // as written; empty: any CPU
+  bool randrepeat = true;
+  bool norandommap = false;
+
+  // The section's own options in parse order, for "job options".
+  std::vector<WrittenOption> options;
+};
+
+struct JobFile {
+  std::string path;
+  // [global] options in parse order, for "global options".
+  std::vector<WrittenOption> global_options;
+  // Job sections in file order, before numjobs cloning.
+  std::vector<JobOptions> jobs;
+  // Things fio would run but viosim changes, said once on stderr (e.g.
+  // "direct=0 (page cache) is not modeled: running as direct I/O").
+  std::vector<std::string> notes;
+};
+
+}  // namespace fio
+
+#endif  // VIOSIM_MODELS_FIO_JOB_H_
