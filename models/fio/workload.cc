@@ -1,0 +1,647 @@
+#include "models/fio/workload.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "sim/rng.h"
+#include "sim/stats.h"
+
+namespace fio {
+namespace internal {
+
+// One fio I/O unit (struct io_u).
+struct Job;
+
+struct IoU {
+  models::BlockRequest rq;
+  Job* job = nullptr;
+  int ddir = kRead;
+  sim::Time start_time;  // prepared (get_io_u)
+  sim::Time issue_time;  // submitted
+  IoU* next = nullptr;   // completion list
+};
+
+struct Job {
+  JobOptions opt;
+  int number = 0;  // across all jobs and clones, from 0
+  int group = 0;
+  models::Cpu* cpu = nullptr;
+  sim::Rng offset_rng{1}, mix_rng{1}, bs_rng{1};
+
+  // Progress.
+  uint64_t region = 0;        // bytes of the region the I/O goes to
+  uint64_t issued_bytes = 0;  // for size-bound jobs
+  uint64_t next_offset = 0;   // sequential patterns
+  uint64_t seq_left = 0;      // random patterns with rw=...:N
+  uint64_t io_issues[2] = {};
+  int rwmix_ddir = kRead;
+  uint64_t rwmix_issues = 0;
+  bool stop = false;
+  bool done = false;
+  sim::Time start;          // the group's start
+  sim::Time measure_start;  // end of ramp
+  sim::Time loop_end;
+
+  // Engine state.
+  std::vector<IoU> ious;
+  std::vector<IoU*> free_ious;
+  std::vector<IoU*> pending;   // queued, not yet committed
+  std::vector<IoU*> inflight;  // committed, oldest first
+  IoU* completed_head = nullptr;
+  IoU* completed_tail = nullptr;
+  uint64_t completed_count = 0;
+  uint64_t cur_depth = 0;  // queued + in flight, as fio's cur_depth
+  std::unique_ptr<sim::Signal> wake;
+  bool sleeping = false;
+
+  // Accounting, after ramp.
+  ThreadStat ts;
+  sim::Time usr, sys;
+  uint64_t window_bytes[kDdirs] = {}, window_ios[kDdirs] = {};
+  std::vector<double> bw_samples[kDdirs], iops_samples[kDdirs];
+  uint64_t ios = 0;  // completions accounted, all directions
+
+  bool Accounting(sim::Time now) const { return now >= measure_start; }
+  bool MoreToIssue() const { return !stop && (opt.time_based || opt.size == 0 || issued_bytes < opt.size); }
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::IoU;
+using internal::Job;
+
+int DepthBucket(uint64_t depth) {  // 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64
+  if (depth >= 64) return 6;
+  if (depth >= 32) return 5;
+  if (depth >= 16) return 4;
+  if (depth >= 8) return 3;
+  if (depth >= 4) return 2;
+  if (depth >= 2) return 1;
+  return 0;
+}
+
+int BatchBucket(uint64_t n) {  // 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64
+  if (n == 0) return 0;
+  if (n <= 4) return 1;
+  if (n <= 8) return 2;
+  if (n <= 16) return 3;
+  if (n <= 32) return 4;
+  if (n <= 64) return 5;
+  return 6;
+}
+
+// fio's clat distribution buckets (stat.c io_u_lat_n/u/m): counts below 2,
+// 4, 10, 20, 50, 100, 250, 500, 750, 1000 of the unit; msec adds 2000 and
+// >= 2000.
+void MarkLatency(ThreadStat& ts, uint64_t ns) {
+  static constexpr uint64_t kBounds[] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
+  auto mark = [](auto& buckets, uint64_t v) {
+    for (size_t i = 0; i < 10; ++i) {
+      if (v < kBounds[i]) {
+        ++buckets[i];
+        return true;
+      }
+    }
+    return false;
+  };
+  if (ns < 1000) {
+    mark(ts.lat_ns, ns);
+  } else if (ns < 1000000) {
+    mark(ts.lat_us, ns / 1000);
+  } else {
+    const uint64_t ms = ns / 1000000;
+    if (!mark(ts.lat_ms, ms)) ++ts.lat_ms[ms < 2000 ? 10 : 11];
+  }
+}
+
+bool IsRandom(Pattern p) { return p == Pattern::kRandRead || p == Pattern::kRandWrite || p == Pattern::kRandRw; }
+bool IsMixed(Pattern p) { return p == Pattern::kRw || p == Pattern::kRandRw; }
+bool IsWriteOnly(Pattern p) { return p == Pattern::kWrite || p == Pattern::kRandWrite; }
+
+// The next block size in `ddir` (io_u.c get_next_buflen): a uniform draw
+// between the minimum and maximum, aligned down to a multiple of the
+// minimum when that is a power of two.
+uint64_t NextBlockSize(const JobOptions& o, int ddir, sim::Rng& rng) {
+  const uint64_t lo = o.bs_min[ddir], hi = o.bs_max[ddir];
+  if (lo == hi) return lo;
+  uint64_t len = lo + static_cast<uint64_t>(static_cast<double>(hi) * rng.Uniform01());
+  if ((lo & (lo - 1)) == 0) len &= ~(lo - 1);
+  return std::clamp(len, lo, hi);
+}
+
+uint64_t RoundUpMs(sim::Time t) { return static_cast<uint64_t>((t.ps() / 1000000 + 999) / 1000); }
+
+SampleStat Summarize(const std::vector<double>& v) {
+  SampleStat s;
+  if (v.empty()) return s;
+  double sum = 0, lo = v[0], hi = v[0];
+  for (double x : v) {
+    sum += x;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  s.samples = v.size();
+  s.mean = sum / v.size();
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(ss / (v.size() - 1)) : 0;
+  s.min = static_cast<uint64_t>(lo);
+  s.max = static_cast<uint64_t>(hi);
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& text, int ncpus) {
+  std::vector<int> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> range = absl::StrSplit(part, '-');
+    int lo = 0, hi = 0;
+    if (range.size() > 2 || !absl::SimpleAtoi(range[0], &lo) ||
+        !absl::SimpleAtoi(range.size() == 2 ? range[1] : range[0], &hi) || lo < 0 || hi < lo) {
+      return absl::InvalidArgumentError(absl::StrCat("cpus_allowed '", text, "': not a CPU list"));
+    }
+    if (hi >= ncpus) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cpus_allowed '", text, "': CPU ", hi, " does not exist (the stack has ", ncpus, ")"));
+    }
+    for (int c = lo; c <= hi; ++c) out.push_back(c);
+  }
+  return out;
+}
+
+// Hands completions to their job and wakes it if it sleeps in the engine.
+// Runs in the completion path (interrupt or poll), so it only queues.
+class Workload::Sink : public models::CompletionSink {
+ public:
+  void Complete(models::BlockRequest& rq, models::Cpu&) override {
+    auto* u = static_cast<IoU*>(rq.issuer);
+    Job& job = *u->job;
+    rq.done = true;
+    u->next = nullptr;
+    if (job.completed_tail != nullptr) {
+      job.completed_tail->next = u;
+    } else {
+      job.completed_head = u;
+    }
+    job.completed_tail = u;
+    ++job.completed_count;
+    if (job.sleeping) job.wake->NotifyOne();
+  }
+};
+
+Workload::Workload(sim::Simulator& sim, models::BlockStack& stack, std::vector<models::Cpu*> cpus,
+                   const JobFile& jobs, const EngineCosts& costs, const WorkloadControl& control)
+    : sim_(&sim),
+      stack_(&stack),
+      cpus_(std::move(cpus)),
+      file_(&jobs),
+      costs_(costs),
+      control_(control),
+      sink_(std::make_unique<Sink>()) {}
+
+Workload::~Workload() = default;
+
+sim::Task Workload::Work(Job& job, sim::Time cost, bool user) {
+  if (cost == sim::Time::Zero()) co_return;
+  if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
+  co_await job.cpu->Run(cost);
+}
+
+// get_io_u: direction (rwmix), block size, offset.
+void Workload::PrepareIo(Job& j, IoU& u) {
+  const JobOptions& o = j.opt;
+  int ddir = IsWriteOnly(o.rw) ? kWrite : kRead;
+  if (IsMixed(o.rw)) {
+    // io_u.c get_rw_ddir: when the current direction has issued its share,
+    // draw v in [1, 100] and pick read if v <= rwmixread; on a change,
+    // set_rwmix_bytes sets the next threshold from the old direction's
+    // issues and the new direction's share.
+    if (j.io_issues[j.rwmix_ddir] >= j.rwmix_issues) {
+      const uint64_t v = 1 + j.mix_rng.Below(100);
+      const int next = v <= static_cast<uint64_t>(o.rwmixread) ? kRead : kWrite;
+      if (next != j.rwmix_ddir) {
+        const int share = next == kRead ? o.rwmixread : 100 - o.rwmixread;
+        j.rwmix_issues = j.io_issues[j.rwmix_ddir] * share / 100;
+      }
+      j.rwmix_ddir = next;
+    }
+    ddir = j.rwmix_ddir;
+  }
+  const uint64_t bs = NextBlockSize(o, ddir, j.bs_rng);
+  uint64_t offset;
+  if (IsRandom(o.rw)) {
+    if (j.seq_left > 0) {
+      --j.seq_left;
+      offset = j.next_offset;
+    } else {
+      const uint64_t blocks = std::max<uint64_t>(1, j.region / bs);
+      offset = j.offset_rng.Below(blocks) * bs;
+      j.seq_left = o.rw_seq_nr > 1 ? o.rw_seq_nr - 1 : 0;
+    }
+    j.next_offset = offset + bs;
+  } else {
+    if (j.next_offset + bs > j.region) j.next_offset = 0;
+    offset = j.next_offset;
+    const int64_t next = static_cast<int64_t>(offset + bs) + o.rw_seq_add;
+    j.next_offset = next < 0 ? j.region - bs : static_cast<uint64_t>(next);
+  }
+  ++j.io_issues[ddir];
+  j.issued_bytes += bs;
+  u.ddir = ddir;
+  u.rq.write = ddir == kWrite;
+  u.rq.offset = offset;
+  u.rq.bytes = static_cast<uint32_t>(bs);
+  u.rq.polled = o.hipri;
+  u.rq.done = false;
+  u.start_time = sim_->Now();
+}
+
+// io_completed: the I/O's latencies and counters, if the ramp is over.
+void Workload::Account(Job& j, IoU& u, sim::Time now) {
+  if (!j.Accounting(now)) return;
+  ThreadStat& ts = j.ts;
+  DirStats& d = ts.ddir[u.ddir];
+  const uint64_t clat = static_cast<uint64_t>((now - u.issue_time).ps() / 1000);
+  const uint64_t lat = static_cast<uint64_t>((now - u.start_time).ps() / 1000);
+  d.clat.Record(clat);
+  d.lat.Record(lat);
+  d.io_bytes += u.rq.bytes;
+  ++d.total_ios;
+  MarkLatency(ts, clat);
+  j.window_bytes[u.ddir] += u.rq.bytes;
+  ++j.window_ios[u.ddir];
+  ++j.ios;
+}
+
+sim::Task Workload::RunSyncEngine(Job& j) {
+  IoU& u = j.ious[0];
+  while (j.MoreToIssue()) {
+    co_await Work(j, costs_.fio_per_io, true);
+    PrepareIo(j, u);
+    const bool acct = j.Accounting(sim_->Now());
+    if (acct) {
+      ++j.ts.io_depth[0];
+      ++j.ts.io_submit[1];
+      ++j.ts.total_submit;
+    }
+    // pread/pwrite/preadv2: the syscall, then the block layer below it.
+    co_await Work(j, costs_.syscall, false);
+    u.issue_time = u.start_time;  // synchronous engines record no slat
+    sim::Time t0 = sim_->Now();
+    co_await stack_->Submit(*j.cpu, u.rq, /*last=*/true);
+    if (u.rq.polled) {
+      co_await stack_->Poll(*j.cpu, u.rq);  // the CPU spins until it completes
+      if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
+    } else {
+      if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
+      if (j.completed_count == 0) {
+        j.cpu->SetState(models::CpuState::kIdle);
+        j.sleeping = true;
+        while (j.completed_count == 0) co_await j.wake->Wait();
+        j.sleeping = false;
+        if (j.Accounting(sim_->Now())) ++j.ts.ctx;
+        co_await Work(j, costs_.context_switch, false);
+      }
+    }
+    j.completed_head = j.completed_tail = nullptr;
+    j.completed_count = 0;
+    Account(j, u, sim_->Now());
+    if (j.Accounting(sim_->Now())) {
+      ++j.ts.io_complete[1];
+      ++j.ts.total_complete;
+    }
+  }
+}
+
+// td_io_commit: io_submit (or io_uring_enter) for every queued I/O.
+sim::Task Workload::Commit(Job& j) {
+  if (j.pending.empty()) co_return;
+  const sim::Time t0 = sim_->Now();
+  co_await Work(j, costs_.syscall, false);
+  const size_t n = j.pending.size();
+  for (size_t i = 0; i < n; ++i) {
+    IoU* u = j.pending[i];
+    co_await Work(j, costs_.aio_per_iocb, false);
+    co_await stack_->Submit(*j.cpu, u->rq, /*last=*/i + 1 == n);
+  }
+  const sim::Time now = sim_->Now();
+  const bool acct = j.Accounting(now);
+  for (IoU* u : j.pending) {
+    u->issue_time = now;  // fio_libaio_queued: issue time after io_submit returns
+    if (acct && u->start_time >= j.measure_start) j.ts.ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
+    j.inflight.push_back(u);
+  }
+  if (acct) {
+    ++j.ts.io_submit[BatchBucket(n)];
+    j.ts.total_submit += 1;
+    j.sys += now - t0 - (costs_.syscall + costs_.aio_per_iocb * static_cast<int64_t>(n));
+  }
+  j.pending.clear();
+}
+
+// io_u_queued_complete: getevents(min, max), sleeping (or polling, for
+// io_uring IOPOLL) until `min` completions are there.
+sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
+  co_await Work(j, costs_.syscall, false);
+  while (j.completed_count < min_events) {
+    IoU* polled = nullptr;
+    if (j.opt.hipri) {
+      for (IoU* u : j.inflight) {
+        if (!u->rq.done) {
+          polled = u;
+          break;
+        }
+      }
+    }
+    if (polled != nullptr) {
+      const sim::Time t0 = sim_->Now();
+      co_await stack_->Poll(*j.cpu, polled->rq);
+      if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
+      continue;
+    }
+    j.cpu->SetState(models::CpuState::kIdle);
+    j.sleeping = true;
+    co_await j.wake->Wait();
+    j.sleeping = false;
+    if (j.Accounting(sim_->Now())) ++j.ts.ctx;
+    co_await j.cpu->Run(costs_.context_switch);
+  }
+  uint64_t n = 0;
+  while (j.completed_head != nullptr && n < max_events) {
+    IoU* u = j.completed_head;
+    j.completed_head = u->next;
+    if (j.completed_head == nullptr) j.completed_tail = nullptr;
+    --j.completed_count;
+    co_await Work(j, costs_.reap_per_event, false);
+    j.inflight.erase(std::find(j.inflight.begin(), j.inflight.end(), u));
+    Account(j, *u, sim_->Now());
+    j.free_ious.push_back(u);
+    --j.cur_depth;
+    ++n;
+  }
+  if (j.Accounting(sim_->Now())) {
+    ++j.ts.io_complete[BatchBucket(n)];
+    ++j.ts.total_complete;
+  }
+}
+
+sim::Task Workload::RunAsyncEngine(Job& j) {
+  const JobOptions& o = j.opt;
+  const uint64_t depth = static_cast<uint64_t>(o.iodepth);
+  const uint64_t batch =
+      o.iodepth_batch_submit <= 0 || o.iodepth_batch_submit > o.iodepth ? depth : o.iodepth_batch_submit;
+  const uint64_t cmin = static_cast<uint64_t>(o.iodepth_batch_complete_min);
+  const uint64_t cmax = std::max<uint64_t>(cmin, static_cast<uint64_t>(o.iodepth_batch_complete_max));
+  const bool polling_mode = cmin == 0 && o.iodepth_batch_complete_max == 0;
+  for (;;) {
+    if (j.MoreToIssue() && j.cur_depth < depth) {
+      co_await Work(j, costs_.fio_per_io, true);
+      IoU* u = j.free_ious.back();
+      j.free_ious.pop_back();
+      PrepareIo(j, *u);
+      j.pending.push_back(u);
+      ++j.cur_depth;
+      if (j.Accounting(sim_->Now())) ++j.ts.io_depth[DepthBucket(j.cur_depth)];
+      if (j.pending.size() >= batch || !j.MoreToIssue()) co_await Commit(j);
+    } else if (!j.MoreToIssue()) {
+      // Out of work (or stopped): commit what is queued and reap the rest.
+      co_await Commit(j);
+      if (j.cur_depth == 0) break;
+      co_await Reap(j, j.cur_depth, j.cur_depth);
+      continue;
+    }
+    // backend.c: reap when the queue is full, or after every submit in
+    // polling mode; at least one event, at most complete_max.
+    const bool full = j.cur_depth >= depth;
+    if (full || polling_mode) {
+      co_await Commit(j);
+      uint64_t min_events = std::min(cmin, j.cur_depth);
+      if ((full && min_events == 0) || cmin == 0) min_events = 1;
+      uint64_t max_events = std::min(std::max(cmax, min_events), j.cur_depth);
+      if (j.cur_depth > 0) co_await Reap(j, min_events, max_events);
+    }
+  }
+}
+
+sim::Task Workload::RunJob(Job& job) {
+  if (IsSync(job.opt.ioengine)) {
+    co_await RunSyncEngine(job);
+  } else {
+    co_await RunAsyncEngine(job);
+  }
+  job.loop_end = sim_->Now();
+  job.done = true;
+  job.cpu->SetState(models::CpuState::kIdle);
+}
+
+double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* ci_pct) {
+  const sim::Time start = sim_->Now();
+  sim::Time ramp = sim::Time::Zero(), runtime = sim::Time::Zero();
+  for (Job* j : group) {
+    ramp = std::max(ramp, sim::Time::Micros(j->opt.ramp_time_us));
+    if (j->opt.runtime_us > 0) runtime = std::max(runtime, sim::Time::Micros(j->opt.runtime_us));
+  }
+  for (Job* j : group) {
+    j->start = start;
+    j->measure_start = start + sim::Time::Micros(j->opt.ramp_time_us);
+    sim_->Spawn(RunJob(*j));
+  }
+  // Step through batches; after the ramp, stop at runtime, when every job
+  // is done, or when the group's IOPS is steady within the target.
+  const sim::Time sample_period = sim::Time::Millis(500);  // fio's bwavgtime/iopsavgtime
+  const sim::Time measure_start = start + ramp;
+  const sim::Time hard_end = start + ramp + (runtime > sim::Time::Zero() ? runtime : sim::Time::Max() / 4);
+  const sim::Time cap = start + ramp + control_.max_group_time;
+  sim::BatchMeans iops_batches;
+  uint64_t last_ios = 0;
+  sim::Time next_sample = measure_start + sample_period;
+  *steady = false;
+  *ci_pct = 0;
+  bool stopping = false;
+  auto all_done = [&group] {
+    for (Job* j : group) {
+      if (!j->done) return false;
+    }
+    return true;
+  };
+  // The ramp: I/O runs, nothing is accounted.
+  for (sim::Time t = start; t < measure_start && !all_done();) {
+    t = std::min(t + control_.batch, measure_start);
+    sim_->RunUntil(t);
+  }
+  for (sim::Time t = measure_start; !all_done();) {
+    t = t + control_.batch;
+    sim_->RunUntil(stopping ? t : std::min(t, hard_end));
+    if (stopping || all_done()) continue;
+    const sim::Time now = sim_->Now();
+    if (now >= next_sample) {
+      for (Job* j : group) {
+        for (int d = 0; d < kDdirs; ++d) {
+          if (j->ts.ddir[d].total_ios == 0) continue;
+          j->bw_samples[d].push_back(static_cast<double>(j->window_bytes[d]) / 1024 / sample_period.ToSeconds());
+          j->iops_samples[d].push_back(static_cast<double>(j->window_ios[d]) / sample_period.ToSeconds());
+          j->window_bytes[d] = j->window_ios[d] = 0;
+        }
+      }
+      next_sample = next_sample + sample_period;
+    }
+    uint64_t ios = 0;
+    for (Job* j : group) ios += j->ios;
+    iops_batches.Add(static_cast<double>(ios - last_ios) / control_.batch.ToSeconds());
+    last_ios = ios;
+    const bool enough = iops_batches.count() >= control_.min_batches;
+    const double mean = iops_batches.Mean();
+    const double rel = enough && mean > 0 ? iops_batches.HalfWidth95() / mean : 1e9;
+    if (enough) *ci_pct = 100 * rel;
+    const bool steady_now = control_.target_rel_ci > 0 && enough && rel <= control_.target_rel_ci;
+    if (steady_now || now >= hard_end || now >= cap) {
+      *steady = steady_now && now < hard_end;
+      stopping = true;
+      for (Job* j : group) j->stop = true;
+    }
+  }
+  // The run the jobs asked for: ramp + runtime when given; for size-bound
+  // jobs, the time their size takes at the simulated rate.
+  double requested = (ramp + runtime).ToSeconds();
+  if (runtime == sim::Time::Zero()) {
+    double longest = 0;
+    for (Job* j : group) {
+      const double elapsed = (j->loop_end - j->measure_start).ToSeconds();
+      uint64_t bytes = 0;
+      for (int d = 0; d < kDdirs; ++d) bytes += j->ts.ddir[d].io_bytes;
+      if (bytes > 0 && j->opt.size > 0) longest = std::max(longest, elapsed * static_cast<double>(j->opt.size) / bytes);
+    }
+    requested = ramp.ToSeconds() + longest;
+  }
+  return requested;
+}
+
+FioReport Workload::Run() {
+  FioReport report;
+  report.global_options = file_->global_options;
+  // Jobs, clones and groups (stonewall / new_group start a new group).
+  int group = 0;
+  int number = 0;
+  std::vector<std::vector<Job*>> groups;
+  for (size_t s = 0; s < file_->jobs.size(); ++s) {
+    const JobOptions& o = file_->jobs[s];
+    if (s > 0 && (o.stonewall || o.new_group)) ++group;
+    FioReport::Header h;
+    h.name = o.name;
+    h.groupid = group;
+    h.clones = o.numjobs;
+    h.rw = o.rw;
+    std::copy(std::begin(o.bs_min), std::end(o.bs_min), h.bs_min);
+    std::copy(std::begin(o.bs_max), std::end(o.bs_max), h.bs_max);
+    h.ioengine_name = o.ioengine_name;
+    h.iodepth = o.iodepth;
+    report.headers.push_back(h);
+    std::vector<int> allowed;
+    if (!o.cpus_allowed.empty()) {
+      absl::StatusOr<std::vector<int>> list = ParseCpuList(o.cpus_allowed, static_cast<int>(cpus_.size()));
+      if (list.ok()) allowed = *list;
+    }
+    if (allowed.empty()) {
+      for (int c = 0; c < static_cast<int>(cpus_.size()); ++c) allowed.push_back(c);
+    }
+    for (int k = 0; k < o.numjobs; ++k) {
+      auto j = std::make_unique<Job>();
+      j->opt = o;
+      j->number = number;
+      j->group = group;
+      j->cpu = cpus_[allowed[static_cast<size_t>(number) % allowed.size()]];
+      const std::string stream = absl::StrCat("fio.job", number);
+      j->offset_rng = sim::Rng::ForStream(control_.seed, stream + ".offset");
+      j->mix_rng = sim::Rng::ForStream(control_.seed, stream + ".rwmix");
+      j->bs_rng = sim::Rng::ForStream(control_.seed, stream + ".bs");
+      j->region = o.size > 0 ? o.size : (uint64_t{1} << 30);
+      const int n = IsSync(o.ioengine) ? 1 : o.iodepth;
+      j->ious.resize(static_cast<size_t>(n));
+      for (IoU& u : j->ious) {
+        u.job = j.get();
+        u.rq.sink = sink_.get();
+        u.rq.issuer = &u;
+        j->free_ious.push_back(&u);
+      }
+      j->inflight.reserve(static_cast<size_t>(n));
+      j->pending.reserve(static_cast<size_t>(n));
+      j->wake = std::make_unique<sim::Signal>(*sim_);
+      ThreadStat& ts = j->ts;
+      ts.name = o.name;
+      ts.description = o.description;
+      ts.groupid = group;
+      ts.pid = 1000 + number;
+      ts.job_options = o.options;
+      ts.latency_depth = o.iodepth;
+      ts.rw = o.rw;
+      std::copy(std::begin(o.bs_min), std::end(o.bs_min), ts.bs_min);
+      std::copy(std::begin(o.bs_max), std::end(o.bs_max), ts.bs_max);
+      ts.ioengine_name = o.ioengine_name;
+      ts.sync_engine = IsSync(o.ioengine);
+      if (static_cast<int>(groups.size()) <= group) groups.resize(static_cast<size_t>(group) + 1);
+      groups[static_cast<size_t>(group)].push_back(j.get());
+      jobs_.push_back(std::move(j));
+      ++number;
+    }
+  }
+  report.processes = number;
+
+  double ci_worst = 0;
+  bool all_steady = true;
+  const sim::Time run_start = sim_->Now();
+  for (auto& g : groups) {
+    stack_->ResetStats();
+    bool steady = false;
+    double ci = 0;
+    report.requested_s += RunGroup(g, &steady, &ci);
+    all_steady = all_steady && steady;
+    ci_worst = std::max(ci_worst, ci);
+  }
+  report.simulated_s = (sim_->Now() - run_start).ToSeconds();
+  report.confidence_pct = ci_worst;
+  report.stopped_at_steady_state = all_steady;
+
+  // Per-job reports, then per group (group_reporting) or per job.
+  for (auto& jp : jobs_) {
+    Job& j = *jp;
+    ThreadStat& ts = j.ts;
+    const sim::Time measured = j.loop_end - j.measure_start;
+    for (int d = 0; d < kDdirs; ++d) {
+      DirStats& ds = ts.ddir[d];
+      if (ds.io_bytes > 0) ds.runtime_ms = RoundUpMs(measured);
+      ds.bw = Summarize(j.bw_samples[d]);
+      ds.iops = Summarize(j.iops_samples[d]);
+    }
+    ts.job_runtime_ms = RoundUpMs(measured);
+    ts.elapsed_s = static_cast<uint64_t>(std::ceil((j.loop_end - j.start).ToSeconds()));
+    const double m = measured.ToSeconds();
+    ts.usr_cpu = m > 0 ? 100 * j.usr.ToSeconds() / m : 0;
+    ts.sys_cpu = m > 0 ? 100 * j.sys.ToSeconds() / m : 0;
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<ThreadStat> members;
+    bool grouped = false;
+    for (Job* j : groups[g]) {
+      members.push_back(j->ts);
+      grouped = grouped || j->opt.group_reporting;
+    }
+    std::vector<ThreadStat> entities;
+    if (grouped) {
+      entities.push_back(SumThreadStats(members));
+    } else {
+      entities = members;
+    }
+    report.groups.push_back(MakeGroupStat(static_cast<int>(g), entities));
+    report.entities.insert(report.entities.end(), entities.begin(), entities.end());
+  }
+  return report;
+}
+
+}  // namespace fio

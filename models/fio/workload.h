@@ -1,0 +1,112 @@
+// fio's job semantics over a modeled storage stack: each job (and each
+// numjobs clone) is a thread on a CPU running fio's I/O loop (backend.c
+// do_io, fio 3.33) with its engine:
+//
+// - psync / sync / pvsync2: one I/O at a time, completed inside the
+//   syscall; the thread sleeps until the interrupt wakes it, or polls when
+//   pvsync2 has hipri set (RWF_HIPRI).
+// - libaio / io_uring: I/Os are queued up to iodepth, committed in batches
+//   of iodepth_batch_submit (io_submit / io_uring_enter), and reaped with
+//   getevents when the queue is full (wait_for_completions) in batches of
+//   iodepth_batch_complete_min..max.
+//
+// Directions follow fio's own rwmix algorithm (io_u.c get_rw_ddir,
+// set_rwmix_bytes); block sizes fio's get_next_buflen; offsets are
+// sequential (with rw=...:N added) or uniformly random within `size`. A
+// job's timing does not depend on which blocks it touches, so fio's random
+// map (each block once per pass) is not tracked.
+//
+// Runs end at `runtime` (time_based), when `size` is done, or earlier when
+// every job's IOPS has reached steady state within the confidence target;
+// the report then covers the simulated window only and says how much of
+// the requested run was simulated.
+#ifndef VIOSIM_MODELS_FIO_WORKLOAD_H_
+#define VIOSIM_MODELS_FIO_WORKLOAD_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+#include "models/block/block_stack.h"
+#include "models/cpu/cpu.h"
+#include "models/fio/job.h"
+#include "models/fio/stats.h"
+#include "sim/simulator.h"
+#include "sim/time.h"
+
+namespace fio {
+
+// CPU time fio and its syscalls cost, per I/O or per call. Values with
+// their sources live in the scenario that wires the workload.
+struct EngineCosts {
+  sim::Time fio_per_io;          // fio's own work per I/O: get_io_u, offset, accounting
+  sim::Time syscall;             // one syscall's entry and exit
+  sim::Time aio_per_iocb;        // io_submit's per-iocb work (aio_get_req, copy)
+  sim::Time reap_per_event;      // io_getevents / CQ reap per event
+  sim::Time context_switch;      // switching back to a woken fio thread
+};
+
+struct WorkloadControl {
+  uint64_t seed = 1;
+  // Stop once every group's IOPS has a 95% confidence half-width at most
+  // this share of its mean (batch means over `batch`-long windows, at least
+  // `min_batches` of them after ramp). 0: never stop early.
+  double target_rel_ci = 0.01;
+  sim::Time batch = sim::Time::Millis(50);
+  int min_batches = 20;  // at least 1s measured: two of fio's 500ms bw/iops samples
+  // Simulate at most this long per group even when the job asks for more
+  // and steady state is not reached.
+  sim::Time max_group_time = sim::Time::Seconds(30);
+};
+
+namespace internal {
+struct Job;
+struct IoU;
+}
+
+class Workload {
+ public:
+  // `cpus` are the CPUs fio's threads may run on (cpus_allowed indexes
+  // them). REQUIRES: every pointer outlives the Workload.
+  Workload(sim::Simulator& sim, models::BlockStack& stack, std::vector<models::Cpu*> cpus,
+           const JobFile& jobs, const EngineCosts& costs, const WorkloadControl& control);
+  ~Workload();
+
+  // Runs every group in order and returns what fio would report.
+  FioReport Run();
+
+ private:
+  using Job = internal::Job;
+  using IoU = internal::IoU;
+  class Sink;
+  sim::Task RunJob(Job& job);
+  sim::Task RunSyncEngine(Job& job);
+  sim::Task RunAsyncEngine(Job& job);
+  sim::Task Commit(Job& job);
+  sim::Task Reap(Job& job, uint64_t min_events, uint64_t max_events);
+  sim::Task Work(Job& job, sim::Time cost, bool user);
+  void Account(Job& job, IoU& u, sim::Time now);
+  void PrepareIo(Job& job, IoU& u);
+  // Runs the jobs of one group to their end; returns the simulated time
+  // the job file asked for (ramp + runtime, or an estimate for size-bound
+  // jobs) and fills `steady`.
+  double RunGroup(const std::vector<Job*>& group, bool* steady, double* ci_pct);
+
+  sim::Simulator* sim_;
+  models::BlockStack* stack_;
+  std::vector<models::Cpu*> cpus_;
+  const JobFile* file_;
+  EngineCosts costs_;
+  WorkloadControl control_;
+  std::vector<std::unique_ptr<Job>> jobs_;
+  std::unique_ptr<Sink> sink_;
+};
+
+// fio's cpus_allowed list ("0-3,6", "1") as CPU indexes. Empty text: none.
+absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& text, int ncpus);
+
+}  // namespace fio
+
+#endif  // VIOSIM_MODELS_FIO_WORKLOAD_H_
