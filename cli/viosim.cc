@@ -21,7 +21,10 @@
 #include "analysis/gate.h"
 #include "analysis/published.h"
 #include "analysis/runner.h"
+#include "models/fio/output.h"
+#include "models/fio/parser.h"
 #include "scenarios/builder.h"
+#include "scenarios/fio_builder.h"
 #include "scenarios/loader.h"
 
 namespace {
@@ -183,6 +186,36 @@ int main(int argc, char** argv) {
   gate->add_flag("--update-baseline", update_baseline, "Rewrite the baseline from this run's modeled values");
   AddShared(gate, &gate_f);
 
+  CLI::App* fio_cmd = app.add_subcommand(
+      "fio", "Run an fio job file on a modeled stack and answer in fio 3.33's own output formats");
+  std::string fio_job;
+  std::string fio_stack = "scenarios/baremetal_optane.textproto";
+  std::string fio_format = "normal";
+  double fio_target = -1;
+  bool fio_full = false;
+  std::vector<std::string> fio_sets;
+  std::string fio_output;
+  uint64_t fio_seed = 0;
+  bool fio_seed_set = false;
+  fio_cmd->add_option("job", fio_job, "fio job file")->required()->type_name("JOB.fio");
+  fio_cmd->add_option("--stack", fio_stack, "Scenario describing the stack to run on")->capture_default_str();
+  fio_cmd->add_option("--output-format", fio_format, "fio's output format")
+      ->check(CLI::IsMember({"normal", "json", "json+", "terse"}))
+      ->capture_default_str();
+  fio_cmd->add_option("--target-ci", fio_target,
+                      "Stop once IOPS is steady within this 95% half-width, percent of the mean (default: "
+                      "the stack's workload.fio.target_ci_pct, 1)")
+      ->check(CLI::Range(0.01, 100.0))
+      ->type_name("PCT");
+  fio_cmd->add_flag("--full", fio_full, "Simulate the full length the job asks for (no steady-state stop)");
+  fio_cmd->add_option("--set", fio_sets, "Override a scalar field of the stack scenario by path")
+      ->type_name("PATH=VALUE");
+  fio_cmd->add_option_function<uint64_t>(
+         "--seed", [&](uint64_t v) { fio_seed = v, fio_seed_set = true; }, "Random seed (overrides run.seed)")
+      ->type_name("N");
+  fio_cmd->add_option("--output,-o", fio_output, "Write the output to FILE (whole or not at all)")
+      ->type_name("FILE");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -241,6 +274,41 @@ int main(int argc, char** argv) {
     }
     return Emit(run_f, analysis::FormatRun(file->scenario.name(), file->scenario.description(), *results,
                                            ToFormat(run_f.format)));
+  }
+
+  if (*fio_cmd) {
+    if (absl::Status s = CheckWritable(fio_output); !s.ok()) return Fail(s);
+    absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(fio_job);
+    if (!jobs.ok()) return Fail(jobs.status());
+    std::vector<std::string> overrides = fio_sets;
+    if (fio_seed_set) overrides.insert(overrides.begin(), absl::StrCat("run.seed=", fio_seed));
+    absl::StatusOr<viosim::ScenarioFile> file = load(fio_stack, overrides);
+    if (!file.ok()) return Fail(file.status());
+    absl::StatusOr<viosim::Scenario> stack = viosim::ResolveVariant(*file, viosim::kBaseVariant, overrides);
+    if (!stack.ok()) return Fail(stack.status());
+    viosim::FioRunOptions opts;
+    if (fio_full) opts.target_ci_pct = 0;
+    if (fio_target > 0) opts.target_ci_pct = fio_target;
+    for (const std::string& note : jobs->notes) std::cerr << "viosim: " << fio_job << ": " << note << "\n";
+    absl::StatusOr<fio::FioReport> report = viosim::RunFio(*stack, *jobs, opts);
+    if (!report.ok()) return Fail(report.status());
+    std::cerr << absl::StrFormat(
+        "viosim: simulated %.3f s of the %.3f s the job asks for (%s); IOPS 95%% confidence half-width "
+        "%.2f%% of the mean\n",
+        report->simulated_s, report->requested_s,
+        report->stopped_at_steady_state ? "stopped at steady state" : "ran to the job's end or the time cap",
+        report->confidence_pct);
+    std::string text;
+    if (fio_format == "normal") {
+      text = fio::FormatNormal(*report);
+    } else if (fio_format == "terse") {
+      text = fio::FormatTerse(*report);
+    } else {
+      text = fio::FormatJson(*report, fio_format == "json+");
+    }
+    SharedFlags out_flags;
+    out_flags.output = fio_output;
+    return Emit(out_flags, text);
   }
 
   if (*list) {

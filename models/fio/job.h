@@ -59,9 +59,12 @@ struct JobOptions {
   int iodepth_batch_complete_max = 0;  // 0: same as _min (fio's default)
   int numjobs = 1;
 
-  uint64_t size = 0;         // bytes per job (clone); 0: not given
+  uint64_t size = 0;         // bytes per job (clone); 0: not given (filesize= if set)
   int64_t runtime_us = 0;    // 0: unlimited
   bool time_based = false;
+  // loops=: passes over `size` (fio's keep_running). Ignored when
+  // time_based; fio runs loops=0 as 1.
+  int loops = 1;
   int64_t ramp_time_us = 0;
   int rwmixread = 50;        // rwmixwrite = 100 - rwmixread
 
@@ -70,6 +73,9 @@ struct JobOptions {
   bool group_reporting = false;
   bool stonewall = false;    // starts a new group (also new_group)
   bool new_group = false;
+  // wait_for=: the name of a job this one starts after (fio's
+  // waitee_running: it waits while that job runs). Empty: none.
+  std::string wait_for;
   std::string cpus_allowed;  // as written; empty: any CPU
   bool randrepeat = true;
   bool norandommap = false;

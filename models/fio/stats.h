@@ -41,6 +41,13 @@ class LatStat {
   static int BucketOf(uint64_t ns);
   static uint64_t BucketValue(int idx);
 
+  // A statistic from its summary and histogram, as a report gives them
+  // (for tests and for re-rendering recorded fio results). `stddev` is the
+  // sample standard deviation; the sum of squared deviations is recovered
+  // as stddev^2 * (n - 1).
+  static LatStat FromParts(uint64_t n, uint64_t min, uint64_t max, double mean, double stddev,
+                           const std::array<uint64_t, kBuckets>& buckets);
+
  private:
   uint64_t n_ = 0;
   uint64_t min_ = UINT64_MAX;
@@ -81,6 +88,7 @@ struct ThreadStat {
   int groupid = 0;
   int members = 1;  // jobs summed into this entity (group_reporting)
   int error = 0;
+  std::string verror;  // fio's error text, printed as "err=%2d (<verror>)" when error != 0
   int pid = 0;      // a modeled process id: 1000 + job number
   std::vector<WrittenOption> job_options;
 
@@ -122,7 +130,11 @@ struct ThreadStat {
 
 // Sums `members` into one entity as fio's group_reporting does
 // (sum_thread_stats): counters summed, runtime max, latency stats merged,
-// bw/iops sample stats summed. The name and pid are the first member's.
+// bw/iops sample stats summed (min, max, mean, squared deviations and
+// samples each added up), usr/sys CPU as summed CPU time over summed
+// job_runtime, job_runtime summed, elapsed max. The name, description,
+// groupid, pid and header fields are the first member's; job_options and
+// latency_depth the last member's (fio copies those per member).
 ThreadStat SumThreadStats(const std::vector<ThreadStat>& members);
 
 struct GroupStat {
@@ -137,6 +149,18 @@ struct GroupStat {
 
 // Computes a group's status line from its reported entities.
 GroupStat MakeGroupStat(int groupid, const std::vector<ThreadStat>& entities);
+
+// One device's counters for fio's "Disk stats" lines and JSON "disk_util"
+// (struct disk_util_stat): I/Os, merges and ticks (ms) per direction, time
+// in queue (ms) and busy share (percent, at most 100).
+struct DiskUtil {
+  std::string name;
+  uint64_t ios[2] = {};
+  uint64_t merges[2] = {};
+  uint64_t ticks[2] = {};
+  uint64_t in_queue = 0;
+  double util = 0;
+};
 
 // A whole fio run: what `fio` would print.
 struct FioReport {
@@ -157,6 +181,10 @@ struct FioReport {
   int processes = 0;  // "Starting N processes"
   std::vector<ThreadStat> entities;  // per job, or per group with group_reporting
   std::vector<GroupStat> groups;
+  // The devices fio would list under "Disk stats" / "disk_util" (the
+  // modeled disks under the jobs' files). Empty: both are left out, as fio
+  // does when it collected no disk statistics.
+  std::vector<DiskUtil> disk_util;
   // viosim's own account of how much was simulated (also in the JSON under
   // "viosim").
   double requested_s = 0;        // the run the job file asks for (ramp + runtime, or size-bound estimate)

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "models/cpu/thread.h"
 #include "sim/rng.h"
 #include "sim/stats.h"
 
@@ -30,6 +31,7 @@ struct Job {
   int number = 0;  // across all jobs and clones, from 0
   int group = 0;
   models::Cpu* cpu = nullptr;
+  std::unique_ptr<models::Thread> thread;  // the fio process, on `cpu`
   sim::Rng offset_rng{1}, mix_rng{1}, bs_rng{1};
 
   // Progress.
@@ -55,7 +57,6 @@ struct Job {
   IoU* completed_tail = nullptr;
   uint64_t completed_count = 0;
   uint64_t cur_depth = 0;  // queued + in flight, as fio's cur_depth
-  std::unique_ptr<sim::Signal> wake;
   bool sleeping = false;
 
   // Accounting, after ramp.
@@ -66,7 +67,9 @@ struct Job {
   uint64_t ios = 0;  // completions accounted, all directions
 
   bool Accounting(sim::Time now) const { return now >= measure_start; }
-  bool MoreToIssue() const { return !stop && (opt.time_based || opt.size == 0 || issued_bytes < opt.size); }
+  bool MoreToIssue() const {
+    return !stop && (opt.time_based || opt.size == 0 || issued_bytes < opt.size * static_cast<uint64_t>(opt.loops));
+  }
 };
 
 }  // namespace internal
@@ -180,7 +183,7 @@ absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& text, int ncpus
 // Runs in the completion path (interrupt or poll), so it only queues.
 class Workload::Sink : public models::CompletionSink {
  public:
-  void Complete(models::BlockRequest& rq, models::Cpu&) override {
+  void Complete(models::BlockRequest& rq, models::Cpu& cpu) override {
     auto* u = static_cast<IoU*>(rq.issuer);
     Job& job = *u->job;
     rq.done = true;
@@ -192,7 +195,9 @@ class Workload::Sink : public models::CompletionSink {
     }
     job.completed_tail = u;
     ++job.completed_count;
-    if (job.sleeping) job.wake->NotifyOne();
+    // aio_complete / the block layer's wake-up of a task sleeping for its
+    // I/O: every completion wakes the sleeper, which rechecks.
+    if (job.sleeping) job.thread->WakeUp(cpu);
   }
 };
 
@@ -211,7 +216,7 @@ Workload::~Workload() = default;
 sim::Task Workload::Work(Job& job, sim::Time cost, bool user) {
   if (cost == sim::Time::Zero()) co_return;
   if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
-  co_await job.cpu->Run(cost);
+  co_await job.thread->Run(cost);
 }
 
 // get_io_u: direction (rwmix), block size, offset.
@@ -301,14 +306,9 @@ sim::Task Workload::RunSyncEngine(Job& j) {
       if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
     } else {
       if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
-      if (j.completed_count == 0) {
-        j.cpu->SetState(models::CpuState::kIdle);
-        j.sleeping = true;
-        while (j.completed_count == 0) co_await j.wake->Wait();
-        j.sleeping = false;
-        if (j.Accounting(sim_->Now())) ++j.ts.ctx;
-        co_await Work(j, costs_.context_switch, false);
-      }
+      j.sleeping = true;
+      while (j.completed_count == 0) co_await j.thread->Schedule();
+      j.sleeping = false;
     }
     j.completed_head = j.completed_tail = nullptr;
     j.completed_count = 0;
@@ -366,12 +366,9 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
       if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
       continue;
     }
-    j.cpu->SetState(models::CpuState::kIdle);
     j.sleeping = true;
-    co_await j.wake->Wait();
+    co_await j.thread->Schedule();
     j.sleeping = false;
-    if (j.Accounting(sim_->Now())) ++j.ts.ctx;
-    co_await j.cpu->Run(costs_.context_switch);
   }
   uint64_t n = 0;
   while (j.completed_head != nullptr && n < max_events) {
@@ -438,7 +435,6 @@ sim::Task Workload::RunJob(Job& job) {
   }
   job.loop_end = sim_->Now();
   job.done = true;
-  job.cpu->SetState(models::CpuState::kIdle);
 }
 
 double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* ci_pct) {
@@ -476,6 +472,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* 
     t = std::min(t + control_.batch, measure_start);
     sim_->RunUntil(t);
   }
+  for (Job* j : group) j->thread->ResetStats();
   for (sim::Time t = measure_start; !all_done();) {
     t = t + control_.batch;
     sim_->RunUntil(stopping ? t : std::min(t, hard_end));
@@ -572,7 +569,7 @@ FioReport Workload::Run() {
       }
       j->inflight.reserve(static_cast<size_t>(n));
       j->pending.reserve(static_cast<size_t>(n));
-      j->wake = std::make_unique<sim::Signal>(*sim_);
+      j->thread = std::make_unique<models::Thread>(*j->cpu, absl::StrCat("fio/", o.name, ".", k));
       ThreadStat& ts = j->ts;
       ts.name = o.name;
       ts.description = o.description;
@@ -620,6 +617,7 @@ FioReport Workload::Run() {
       ds.iops = Summarize(j.iops_samples[d]);
     }
     ts.job_runtime_ms = RoundUpMs(measured);
+    ts.ctx = j.thread->voluntary_switches();
     ts.elapsed_s = static_cast<uint64_t>(std::ceil((j.loop_end - j.start).ToSeconds()));
     const double m = measured.ToSeconds();
     ts.usr_cpu = m > 0 ? 100 * j.usr.ToSeconds() / m : 0;

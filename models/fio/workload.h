@@ -39,13 +39,13 @@
 namespace fio {
 
 // CPU time fio and its syscalls cost, per I/O or per call. Values with
-// their sources live in the scenario that wires the workload.
+// their sources live in the scenario that wires the workload. Sleeping and
+// waking are the scheduler's costs (models::Thread).
 struct EngineCosts {
   sim::Time fio_per_io;          // fio's own work per I/O: get_io_u, offset, accounting
   sim::Time syscall;             // one syscall's entry and exit
   sim::Time aio_per_iocb;        // io_submit's per-iocb work (aio_get_req, copy)
   sim::Time reap_per_event;      // io_getevents / CQ reap per event
-  sim::Time context_switch;      // switching back to a woken fio thread
 };
 
 struct WorkloadControl {

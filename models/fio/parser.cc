@@ -1,0 +1,1212 @@
+#include "models/fio/parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "models/fio/job.h"
+#include "models/fio/options.h"
+
+namespace fio {
+
+const char kCommandLineSource[] = "<command line>";
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Limits. fio accepts larger values; these are the ones viosim refuses as
+// certainly mistaken (and too costly to simulate).
+
+constexpr int64_t kPiB = int64_t{1} << 50;
+constexpr int64_t kMaxSize = kPiB;               // size=, filesize=, rw offset step
+constexpr int64_t kMaxBlockSize = int64_t{1} << 30;  // bs=, bsrange=: 1 GiB
+constexpr int64_t kMaxDepth = 65536;             // iodepth and its batches
+constexpr int64_t kMaxJobs = 4096;               // numjobs=
+constexpr int64_t kMaxTimeUs = int64_t{365} * 24 * 3600 * 1000000;  // 1 year
+constexpr int64_t kMaxLoops = 1000000000;
+constexpr int kMaxIncludeDepth = 16;
+constexpr size_t kMaxErrors = 20;
+
+const char kDirectNote[] =
+    "direct=0 (buffered I/O through the page cache) is not modeled: jobs run as "
+    "direct I/O";
+const char kLogNote[] =
+    "fio's log files (write_bw_log, write_lat_log, write_iops_log, write_hist_log, "
+    "write_iolog) are accepted but viosim writes none of them";
+
+// ---------------------------------------------------------------------------
+// Diagnostics
+
+// A place in the input: a file (or the command line) and a line (or argument
+// number); `seq` orders places in reading order across included files.
+struct Place {
+  std::string file;
+  int line = 0;
+  int seq = 0;
+};
+
+class Errors {
+ public:
+  void Add(const Place& at, absl::string_view what) {
+    std::string text = absl::StrCat(at.file, ":", at.line, ": ", what);
+    for (const auto& e : entries_) {
+      if (e.second == text) return;
+    }
+    entries_.push_back({at.seq, std::move(text)});
+  }
+
+  bool empty() const { return entries_.empty(); }
+
+  // InvalidArgument with the messages in input order, one per line.
+  absl::Status ToStatus() const {
+    std::vector<std::pair<int, std::string>> sorted = entries_;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < sorted.size() && i < kMaxErrors; ++i) {
+      lines.push_back(sorted[i].second);
+    }
+    if (sorted.size() > kMaxErrors) {
+      lines.push_back(absl::StrCat("(", sorted.size() - kMaxErrors, " more errors)"));
+    }
+    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+  }
+
+ private:
+  std::vector<std::pair<int, std::string>> entries_;
+};
+
+// ---------------------------------------------------------------------------
+// fio's value syntax (parse.c at fio-3.33, without the optional arithmetic,
+// which Debian's build lacks).
+
+bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool IsAlpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+bool IsBlank(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0 ||
+         std::iscntrl(static_cast<unsigned char>(c)) != 0;
+}
+
+// ${VAR} is replaced by the environment variable VAR, or by nothing when it
+// is unset (fio_option_dup_subs).
+std::string ExpandEnv(absl::string_view in) {
+  std::string out;
+  size_t i = 0;
+  while (i < in.size()) {
+    if (in[i] == '$' && i + 1 < in.size() && in[i + 1] == '{') {
+      size_t close = in.find('}', i);
+      if (close != absl::string_view::npos) {
+        std::string name(in.substr(i + 2, close - i - 2));
+        if (const char* env = std::getenv(name.c_str())) out += env;
+        i = close + 1;
+        continue;
+      }
+    }
+    out += in[i++];
+  }
+  return out;
+}
+
+// The size multiplier for the suffix starting at `p` (__get_mult_bytes with
+// kb_base 1024): "KiB".."PiB" are powers of 1000, "k"/"KB".."p"/"PB" powers
+// of 1024, matched on their first letters, case-insensitively; "%" marks a
+// percentage; anything else (including "b") is 1.
+struct Multiplier {
+  int64_t mult = 1;
+  bool percent = false;
+};
+
+Multiplier SuffixMultiplier(absl::string_view p) {
+  std::string c = absl::AsciiStrToLower(p);
+  static const char* const kLetters = "kmgtp";
+  for (int pow = 5; pow >= 1; --pow) {
+    std::string iec = absl::StrCat(std::string(1, kLetters[pow - 1]), "ib");
+    if (absl::StartsWith(c, iec)) {
+      int64_t m = 1;
+      for (int i = 0; i < pow; ++i) m *= 1000;
+      return {m, false};
+    }
+  }
+  for (int pow = 5; pow >= 1; --pow) {
+    if (!c.empty() && c[0] == kLetters[pow - 1]) {
+      int64_t m = 1;
+      for (int i = 0; i < pow; ++i) m *= 1024;
+      return {m, false};
+    }
+  }
+  if (!c.empty() && c[0] == '%') return {1, true};
+  return {};
+}
+
+// get_mult_bytes: skip a sign and the digits; a letter or '%' right after
+// them is the suffix. So "16.0k" has no suffix ('.' stops the scan).
+Multiplier BytesMultiplier(const std::string& s) {
+  if (s.size() < 2) return SuffixMultiplier(s);
+  const char* str = s.c_str();
+  size_t p = 0;
+  bool digit_seen = false;
+  while (p <= s.size()) {
+    char ch = str[p];
+    if (!IsDigit(ch) && ((ch != '+' && ch != '-') || digit_seen)) break;
+    digit_seen |= IsDigit(ch);
+    ++p;
+  }
+  if (!IsAlpha(str[p]) && str[p] != '%') return {};
+  return SuffixMultiplier(s.substr(p));
+}
+
+// get_mult_time, in microseconds: after the digits, "us"/"usec", "ms"/"msec"
+// (prefix match), or exactly "s", "m" (minutes), "h", "d". No unit: seconds
+// for options counted in seconds. An unknown unit multiplies by 1 (so
+// "10sec" is 10 us in fio; so it is here).
+int64_t TimeMultiplier(const std::string& s, bool is_seconds) {
+  const char* str = s.c_str();
+  size_t p = 0;
+  while (p <= s.size()) {
+    char ch = str[p];
+    if (!IsDigit(ch) && ch != '+' && ch != '-') break;
+    ++p;
+  }
+  if (!IsAlpha(str[p])) return is_seconds ? 1000000 : 1;
+  std::string c = absl::AsciiStrToLower(s.substr(p));
+  if (absl::StartsWith(c, "us")) return 1;
+  if (absl::StartsWith(c, "ms")) return 1000;
+  if (c == "s") return 1000000;
+  if (c == "m") return int64_t{60} * 1000000;
+  if (c == "h") return int64_t{3600} * 1000000;
+  if (c == "d") return int64_t{86400} * 1000000;
+  return 1;
+}
+
+enum class NumStatus { kOk, kBad, kTooBig };
+
+struct Number {
+  NumStatus status = NumStatus::kBad;
+  int64_t value = 0;
+  bool percent = false;  // "50%": value is 50
+};
+
+// str_to_decimal: strtoll (base 16 if "0x" appears anywhere), then a size
+// suffix (`kilo`) or a time unit. Fractions are not read: strtoll stops at
+// the '.'.
+Number StrToDecimal(const std::string& s, bool kilo, bool is_seconds) {
+  Number n;
+  if (s.empty()) return n;
+  int base = (absl::StrContains(s, "0x") || absl::StrContains(s, "0X")) ? 16 : 10;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, base);
+  if (v == 0 && end == s.c_str()) return n;
+  if ((v == LLONG_MAX || v == LLONG_MIN) && errno == ERANGE) {
+    n.status = NumStatus::kTooBig;
+    return n;
+  }
+  int64_t mult = 1;
+  if (kilo) {
+    Multiplier m = BytesMultiplier(s);
+    if (m.percent) {
+      n.status = NumStatus::kOk;
+      n.value = v;
+      n.percent = true;
+      return n;
+    }
+    mult = m.mult;
+  } else {
+    mult = TimeMultiplier(s, is_seconds);
+  }
+  int64_t product = 0;
+  if (__builtin_mul_overflow(static_cast<int64_t>(v), mult, &product)) {
+    n.status = NumStatus::kTooBig;
+    return n;
+  }
+  n.status = NumStatus::kOk;
+  n.value = product;
+  return n;
+}
+
+// check_int: sscanf "%u" (or "%x" if "0x" appears): leading blanks, a sign,
+// digits; whatever follows is ignored.
+bool CheckInt(const std::string& s, int64_t* v) {
+  if (s.empty()) return false;
+  int base = (absl::StrContains(s, "0x") || absl::StrContains(s, "0X")) ? 16 : 10;
+  char* end = nullptr;
+  errno = 0;
+  long long x = std::strtoll(s.c_str(), &end, base);
+  if (end == s.c_str() || errno == ERANGE) return false;
+  *v = x;
+  return true;
+}
+
+// One round of handle_option's list loop: the text from the current
+// position to the end (numbers are read from its start), its index, and
+// whether another round follows.
+struct Round {
+  std::string text;
+  int index = 0;
+  bool more = false;
+};
+
+// handle_option's splitting: each round looks for ',' (a ',' at the very end
+// is dropped, leaving an empty last round), else ':' then '-' when
+// `colon_dash` (int options; not bsrange).
+std::vector<Round> ListRounds(std::string v, bool colon_dash) {
+  std::vector<Round> rounds;
+  size_t pos = 0;
+  for (int index = 0;; ++index) {
+    std::string rest = v.substr(pos);
+    size_t sep = rest.find(',');
+    if (sep != std::string::npos && sep + 1 == rest.size()) {
+      // A trailing comma ends the list: this round reads up to it and the
+      // next one is empty.
+      rest.erase(sep);
+      rounds.push_back({rest, index, true});
+      rounds.push_back({"", index + 1, false});
+      return rounds;
+    }
+    if (sep == std::string::npos && colon_dash) {
+      sep = rest.find(':');
+      if (sep == std::string::npos) sep = rest.find('-');
+    }
+    rounds.push_back({rest, index, sep != std::string::npos});
+    if (sep == std::string::npos) return rounds;
+    pos += sep + 1;
+  }
+}
+
+// Which directions a round of a 3-valued option sets (the `first`, `curr`
+// and `more` rules of __handle_option): round 0 sets reads; round 1 writes;
+// round 2 trims; the last round also fills the directions after it.
+std::vector<int> DirectionsOfRound(const Round& r) {
+  std::vector<int> dirs;
+  if (r.index == 0) dirs.push_back(kRead);
+  if (r.index == 1) dirs.push_back(kWrite);
+  if (r.index == 2) dirs.push_back(kTrim);
+  if (!r.more) {
+    if (r.index < 1) dirs.push_back(kWrite);
+    if (r.index < 2) dirs.push_back(kTrim);
+  }
+  return dirs;
+}
+
+std::string Quoted(absl::string_view raw, absl::string_view expanded) {
+  if (raw == expanded) return absl::StrCat("'", raw, "'");
+  return absl::StrCat("'", expanded, "' (from '", raw, "')");
+}
+
+// ---------------------------------------------------------------------------
+// The input, read into sections
+
+struct OptionLine {
+  Place at;
+  std::string key;
+  std::string value;  // as written, blanks around it removed
+  bool bare = false;  // no '=' at all
+};
+
+struct Section {
+  Place at;
+  std::string name;
+  bool global = false;
+  std::vector<OptionLine> options;
+};
+
+bool IsGlobalName(absl::string_view name) { return absl::StartsWith(name, "global"); }
+
+// fio's line cleanup: blanks at the front go; ';' or '#' anywhere ends the
+// line; blanks and control characters (the '\r' of CRLF) at the end go.
+std::string CleanLine(absl::string_view line) {
+  size_t b = 0;
+  while (b < line.size() && IsBlank(line[b])) ++b;
+  line.remove_prefix(b);
+  size_t cut = line.find_first_of(";#");
+  if (cut != absl::string_view::npos) line = line.substr(0, cut);
+  while (!line.empty() && IsBlank(line.back())) line.remove_suffix(1);
+  return std::string(line);
+}
+
+OptionLine SplitOption(const std::string& s, const Place& at) {
+  OptionLine o;
+  o.at = at;
+  size_t eq = s.find('=');
+  if (eq == std::string::npos) {
+    o.key = s;
+    o.bare = true;
+    return o;
+  }
+  absl::string_view key(s.data(), eq);
+  while (!key.empty() && IsBlank(key.back())) key.remove_suffix(1);
+  absl::string_view value(s.data() + eq + 1, s.size() - eq - 1);
+  while (!value.empty() && IsBlank(value.front())) value.remove_prefix(1);
+  o.key = std::string(key);
+  o.value = std::string(value);
+  return o;
+}
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return "";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+bool ReadWholeFile(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) return false;
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return false;
+  *text = buf.str();
+  return true;
+}
+
+// Reads job-file text into sections, following includes.
+class JobTextReader {
+ public:
+  explicit JobTextReader(Errors* errors) : errors_(errors) {}
+
+  // `depth` > 0 for included files.
+  void Read(const std::string& file, const std::string& text, const std::string& dir,
+            int depth) {
+    int lineno = 0;
+    for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+      ++lineno;
+      std::string s = CleanLine(raw);
+      if (s.empty()) continue;
+      Place at{file, lineno, seq_++};
+      if (s[0] == '[') {
+        if (depth > 0) {
+          errors_->Add(at, "a section header in an included file (fio allows no new "
+                           "sections in included files)");
+          continue;
+        }
+        if (s.size() < 2 || s.back() != ']') {
+          errors_->Add(at, absl::StrCat("malformed section header '", s, "'"));
+          continue;
+        }
+        std::string name = s.substr(1, s.size() - 2);
+        if (name.empty()) {
+          errors_->Add(at, "a section with an empty name");
+          continue;
+        }
+        sections_.push_back({at, name, IsGlobalName(name), {}});
+        continue;
+      }
+      bool include = absl::StartsWith(s, "include") &&
+                     (s.size() == 7 || IsBlank(s[7]));
+      if (sections_.empty()) {
+        OptionLine o = SplitOption(s, at);
+        errors_->Add(at, include ? std::string("include outside of [] job section")
+                                 : absl::StrCat("option '", o.key,
+                                                "' outside of [] job section"));
+        continue;
+      }
+      if (include) {
+        Include(at, CleanLine(absl::string_view(s).substr(7)), dir, depth);
+        continue;
+      }
+      sections_.back().options.push_back(SplitOption(s, at));
+    }
+  }
+
+  std::vector<Section>& sections() { return sections_; }
+
+ private:
+  void Include(const Place& at, const std::string& name, const std::string& dir,
+               int depth) {
+    if (name.empty()) {
+      errors_->Add(at, "include without a file name");
+      return;
+    }
+    if (depth + 1 > kMaxIncludeDepth) {
+      errors_->Add(at, absl::StrCat("include '", name, "': includes nested more than ",
+                                    kMaxIncludeDepth, " deep (a loop?)"));
+      return;
+    }
+    // fio: as given (from the working directory), else from the including
+    // file's directory.
+    std::string path = name;
+    std::string text;
+    bool ok = ReadWholeFile(path, &text);
+    if (!ok && name[0] != '/' && !dir.empty()) {
+      path = absl::StrCat(dir, "/", name);
+      ok = ReadWholeFile(path, &text);
+    }
+    if (!ok) {
+      errors_->Add(at, absl::StrCat("include '", name, "': cannot read the file",
+                                    dir.empty() || name[0] == '/'
+                                        ? std::string()
+                                        : absl::StrCat(" (also tried '", path, "')")));
+      return;
+    }
+    Read(path, text, Dirname(path), depth + 1);
+  }
+
+  Errors* errors_;
+  std::vector<Section> sections_;
+  int seq_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Applying options
+
+// A setting viosim refuses but a later one may replace (ioengine=, rw=): it
+// is reported only if a job ends up with it.
+struct Pending {
+  bool set = false;
+  Place at;
+  std::string what;
+};
+
+// The state a section starts from: fio's parent thread_data. [global]
+// sections change it; a job section starts from a copy.
+struct Defaults {
+  JobOptions job;
+  uint64_t bs[kDdirs] = {4096, 4096, 4096};
+  bool range_set[kDdirs] = {false, false, false};
+  uint64_t range_min[kDdirs] = {0, 0, 0};
+  uint64_t range_max[kDdirs] = {0, 0, 0};
+  uint64_t filesize = 0;
+  // The engine the engine options (hipri) were parsed for. fio reloads the
+  // engine, dropping their values, when a job's engine differs from it.
+  std::string eo_engine = "psync";
+  Pending engine_issue;
+  Pending rw_issue;
+};
+
+// What a section collects while its options are read.
+struct SectionWork {
+  bool is_job = false;
+  // Options as written with their report rank (fio lists general options,
+  // then filename/filename_format, then engine options).
+  std::vector<std::pair<int, WrittenOption>> written;
+  std::vector<std::pair<const OptionLine*, const OptionInfo*>> engine_options;
+  bool log_option = false;
+};
+
+bool NeedsValue(ValueKind k) {
+  return k != ValueKind::kFlag && k != ValueKind::kTextOrBare;
+}
+
+int ReportRank(const OptionInfo& info) {
+  if (info.engines[0] != '\0') return 2;
+  absl::string_view n = info.name;
+  if (n == "filename" || n == "filename_format") return 1;
+  return 0;
+}
+
+// Limits for a numeric option.
+struct NumberRule {
+  bool time = false;        // a time (us); otherwise a size-style integer
+  int64_t min = 0;          // fio's minimum
+  int64_t fio_max = -1;     // fio's maximum (-1: none)
+  int64_t viosim_max = -1;  // viosim's limit (-1: none)
+  const char* limit_text = "";  // how to print viosim_max
+};
+
+class JobParser {
+ public:
+  JobParser(std::string path, Errors* errors) : path_(std::move(path)), errors_(errors) {}
+
+  absl::StatusOr<JobFile> Run(const std::vector<Section>& sections) {
+    JobFile out;
+    out.path = path_;
+    for (const Section& s : sections) ParseSection(s, &out);
+    // wait_for naming no job: fio starts the job without waiting.
+    for (const JobOptions& j : out.jobs) {
+      if (j.wait_for.empty()) continue;
+      bool found = false;
+      for (const JobOptions& k : out.jobs) found |= (k.name == j.wait_for && &k != &j);
+      if (!found) {
+        AddNote(&out, absl::StrCat("job '", j.name, "': wait_for=", j.wait_for,
+                                   " names no other job, so it starts without waiting "
+                                   "(as in fio)"));
+      }
+    }
+    if (!errors_->empty()) return errors_->ToStatus();
+    if (out.jobs.empty()) return absl::InvalidArgumentError(absl::StrCat(path_, ": no jobs defined"));
+    return out;
+  }
+
+ private:
+  static void AddNote(JobFile* out, const std::string& note) {
+    if (std::find(out->notes.begin(), out->notes.end(), note) == out->notes.end()) {
+      out->notes.push_back(note);
+    }
+  }
+
+  void Error(const Place& at, absl::string_view what) { errors_->Add(at, what); }
+
+  void ParseSection(const Section& s, JobFile* out) {
+    Defaults d = global_;
+    SectionWork w;
+    w.is_job = !s.global;
+    in_job_ = w.is_job;
+    if (w.is_job) {
+      d.job.name = s.name;
+      d.job.line = s.at.line;
+    }
+    for (const OptionLine& o : s.options) Apply(o, d, w);
+    ApplyEngineOptions(d, w);
+
+    std::stable_sort(w.written.begin(), w.written.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<WrittenOption> written;
+    for (auto& r : w.written) written.push_back(std::move(r.second));
+    if (w.log_option) AddNote(out, kLogNote);
+
+    if (!w.is_job) {
+      for (WrittenOption& o : written) out->global_options.push_back(std::move(o));
+      global_ = std::move(d);
+      return;
+    }
+    FinishJob(s, d, std::move(written), out);
+  }
+
+  void FinishJob(const Section& s, const Defaults& d, std::vector<WrittenOption> written,
+                 JobFile* out) {
+    JobOptions job = d.job;
+    job.options = std::move(written);
+    for (int dir = 0; dir < kDdirs; ++dir) {
+      job.bs_min[dir] = d.range_set[dir] ? d.range_min[dir] : d.bs[dir];
+      job.bs_max[dir] = d.range_set[dir] ? d.range_max[dir] : d.bs[dir];
+    }
+    if (d.engine_issue.set) Error(d.engine_issue.at, d.engine_issue.what);
+    if (d.rw_issue.set) Error(d.rw_issue.at, d.rw_issue.what);
+    if (job.ioengine_name != d.eo_engine) job.hipri = false;
+    if (job.size == 0) job.size = d.filesize;
+    uint64_t min_bs = std::min({job.bs_min[kRead], job.bs_min[kWrite], job.bs_min[kTrim]});
+    if (job.size != 0 && job.size < min_bs) {
+      Error(s.at, absl::StrCat("job '", job.name, "': size ", job.size,
+                               " is smaller than the minimum block size ", min_bs,
+                               " (fio: size too small)"));
+    }
+    if (job.time_based && job.runtime_us == 0) {
+      job.time_based = false;
+      AddNote(out, absl::StrCat("job '", job.name,
+                                "': time_based without a runtime: fio warns that "
+                                "time_based requires a runtime/timeout setting and "
+                                "ignores it, so the job is bounded by size"));
+    }
+    if (!job.direct) AddNote(out, kDirectNote);
+    out->jobs.push_back(std::move(job));
+  }
+
+  // --- one option ----------------------------------------------------------
+
+  void Apply(const OptionLine& o, Defaults& d, SectionWork& w) {
+    const OptionInfo* info = FindOption(o.key);
+    if (info == nullptr) {
+      Error(o.at, absl::StrCat("unknown option '", o.key, "'"));
+      return;
+    }
+    if (info->engines[0] != '\0') {
+      // Parsed against the section's engine once the section is read, as
+      // fio parses engine options after the general ones.
+      w.engine_options.push_back({&o, info});
+      return;
+    }
+    if (info->support == Support::kNotModeled) {
+      Error(o.at, absl::StrCat("option '", o.key,
+                               "' is understood by fio but not modeled by viosim"));
+      return;
+    }
+    if (o.bare && NeedsValue(info->kind)) {
+      Error(o.at, absl::StrCat("option '", o.key, "' requires an argument"));
+      return;
+    }
+    const std::string value = ExpandEnv(o.value);
+    absl::Status st = info->support == Support::kModeled ? ApplyModeled(*info, o, value, d)
+                                                         : CheckValue(*info, o, value);
+    if (!st.ok()) {
+      Error(o.at, st.message());
+      return;
+    }
+    absl::string_view name = info->name;
+    if (absl::StartsWith(name, "write_") && absl::EndsWith(name, "log")) w.log_option = true;
+    w.written.push_back({ReportRank(*info), WrittenOption{info->name, o.value, o.bare}});
+  }
+
+  void ApplyEngineOptions(Defaults& d, SectionWork& w) {
+    if (w.engine_options.empty()) return;
+    const std::string engine = d.job.ioengine_name;
+    const bool modeled = FindEngine(engine) == EngineSupport::kModeled;
+    if (engine != d.eo_engine) d.job.hipri = false;  // fio loads the engine afresh
+    d.eo_engine = engine;
+    for (const auto& [o, info] : w.engine_options) {
+      if (!EngineOwns(*info, engine)) {
+        // fio: "Bad option <hipri>" and the job is dropped.
+        Error(o->at, absl::StrCat("option '", o->key, "' is not valid for ioengine=", engine));
+        continue;
+      }
+      // An option of an engine viosim does not model: moot, as the engine
+      // itself is refused for every job that keeps it.
+      if (!modeled) continue;
+      if (info->support == Support::kNotModeled) {
+        Error(o->at, absl::StrCat("option '", o->key,
+                                  "' is understood by fio but not modeled by viosim"));
+        continue;
+      }
+      const std::string value = ExpandEnv(o->value);
+      bool on = false;
+      absl::Status st = ParseFlag(*o, value, &on);
+      if (!st.ok()) {
+        Error(o->at, st.message());
+        continue;
+      }
+      if (absl::string_view(info->name) == "hipri") d.job.hipri = on;
+      w.written.push_back({ReportRank(*info), WrittenOption{info->name, o->value, o->bare}});
+    }
+  }
+
+  // --- value checks ----------------------------------------------------------
+
+  static absl::Status Invalid(const OptionLine& o, const std::string& value,
+                              absl::string_view expected) {
+    return absl::InvalidArgumentError(absl::StrCat("option '", o.key, "': invalid value ",
+                                                   Quoted(o.value, value),
+                                                   expected.empty() ? "" : " (",
+                                                   expected, expected.empty() ? "" : ")"));
+  }
+
+  // $ncpus, $pagesize and $mb_memory describe the host fio runs on.
+  static absl::Status CheckHostKeywords(const OptionLine& o, const std::string& value) {
+    for (const char* kw : {"$ncpus", "$pagesize", "$mb_memory"}) {
+      if (absl::StrContains(value, kw)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "option '", o.key, "': '", kw,
+            "' stands for a property of the host fio runs on, which viosim does not "
+            "model; write the number"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  static absl::Status ParseBool(const OptionLine& o, const std::string& value, bool* out) {
+    int64_t v = 0;
+    if (!CheckInt(value, &v)) return Invalid(o, value, "0 or 1");
+    if (v < 0 || v > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", o.key, "': ", v, " is out of range (0 or 1)"));
+    }
+    *out = v == 1;
+    return absl::OkStatus();
+  }
+
+  static absl::Status ParseFlag(const OptionLine& o, const std::string& value, bool* out) {
+    if (o.bare) {
+      *out = true;
+      return absl::OkStatus();
+    }
+    int64_t v = 0;
+    if (!CheckInt(value, &v) || v < 0) return Invalid(o, value, "write it bare, =0 or =1");
+    *out = v != 0;
+    return absl::OkStatus();
+  }
+
+  // A single number (the first of a list, as fio reads it).
+  static absl::StatusOr<int64_t> ParseNumber(const OptionLine& o, const std::string& value,
+                                             const NumberRule& rule) {
+    absl::Status kw = CheckHostKeywords(o, value);
+    if (!kw.ok()) return kw;
+    Number n = StrToDecimal(value, !rule.time, /*is_seconds=*/true);
+    if (n.status == NumStatus::kBad) {
+      return Invalid(o, value, rule.time ? "a time such as 10, 500ms, 2m" : "a number");
+    }
+    if (n.percent) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", o.key, "': a percentage (", Quoted(o.value, value),
+                       ") is understood by fio but not modeled by viosim"));
+    }
+    if (n.status == NumStatus::kTooBig ||
+        (rule.viosim_max >= 0 && n.value > rule.viosim_max)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "option '", o.key, "': ", Quoted(o.value, value), " is above viosim's limit of ",
+          rule.limit_text));
+    }
+    if (n.value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", o.key, "': negative value ", Quoted(o.value, value)));
+    }
+    if (n.value < rule.min) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", o.key, "': ", n.value, " is below the minimum of ", rule.min));
+    }
+    if (rule.fio_max >= 0 && n.value > rule.fio_max) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "option '", o.key, "': ", n.value, " is above the maximum of ", rule.fio_max));
+    }
+    return n.value;
+  }
+
+  // A no-effect option: its value must still be one fio accepts.
+  static absl::Status CheckValue(const OptionInfo& info, const OptionLine& o,
+                                 const std::string& value) {
+    switch (info.kind) {
+      case ValueKind::kText:
+      case ValueKind::kTextOrBare:
+      case ValueKind::kUnchecked:
+        return absl::OkStatus();
+      case ValueKind::kChoice: {
+        absl::string_view head = value;
+        head = head.substr(0, head.find_first_of(":,"));
+        for (absl::string_view c : absl::StrSplit(info.choices, '|')) {
+          if (c == head) return absl::OkStatus();
+        }
+        return Invalid(o, value, absl::StrJoin(absl::StrSplit(info.choices, '|'), ", "));
+      }
+      case ValueKind::kBool: {
+        bool b;
+        return ParseBool(o, value, &b);
+      }
+      case ValueKind::kFlag: {
+        bool b;
+        return ParseFlag(o, value, &b);
+      }
+      case ValueKind::kInt:
+        return ParseNumber(o, value, NumberRule{}).status();
+      case ValueKind::kTime:
+        return ParseNumber(o, value, NumberRule{true, 0, -1, kMaxTimeUs, "1 year"}).status();
+      case ValueKind::kRange:
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  // --- modeled options --------------------------------------------------------
+
+  absl::Status ApplyModeled(const OptionInfo& info, const OptionLine& o,
+                            const std::string& value, Defaults& d) {
+    const absl::string_view name = info.name;
+    JobOptions& j = d.job;
+
+    auto number = [&](const NumberRule& rule, auto store) -> absl::Status {
+      absl::StatusOr<int64_t> v = ParseNumber(o, value, rule);
+      if (!v.ok()) return v.status();
+      store(*v);
+      return absl::OkStatus();
+    };
+    const NumberRule kDepthRule{false, 1, -1, kMaxDepth, "65536"};
+    const NumberRule kBatchRule{false, 0, -1, kMaxDepth, "65536"};
+    const NumberRule kTimeRule{true, 0, -1, kMaxTimeUs, "1 year"};
+    const NumberRule kPercentRule{false, 0, 100, -1, ""};
+
+    if (name == "name") {
+      // In [global], name= renames no job: each job is named by its section.
+      if (in_job_ && !value.empty()) j.name = value;
+      return absl::OkStatus();
+    }
+    if (name == "description") {
+      j.description = value;
+      return absl::OkStatus();
+    }
+    if (name == "wait_for") {
+      j.wait_for = value;
+      return absl::OkStatus();
+    }
+    if (name == "cpus_allowed") {
+      j.cpus_allowed = value;
+      return absl::OkStatus();
+    }
+    if (name == "rw") return ApplyRw(o, value, d);
+    if (name == "rwmixread") return number(kPercentRule, [&](int64_t v) { j.rwmixread = int(v); });
+    if (name == "rwmixwrite") {
+      return number(kPercentRule, [&](int64_t v) { j.rwmixread = int(100 - v); });
+    }
+    if (name == "bs") return ApplyBs(o, value, d);
+    if (name == "bsrange") return ApplyBsrange(o, value, d);
+    if (name == "ioengine") return ApplyEngine(o, value, d);
+    if (name == "iodepth") return number(kDepthRule, [&](int64_t v) { j.iodepth = int(v); });
+    if (name == "iodepth_batch") {
+      return number(kBatchRule, [&](int64_t v) { j.iodepth_batch_submit = int(v); });
+    }
+    if (name == "iodepth_batch_complete_min") {
+      return number(kBatchRule, [&](int64_t v) { j.iodepth_batch_complete_min = int(v); });
+    }
+    if (name == "iodepth_batch_complete_max") {
+      return number(kBatchRule, [&](int64_t v) { j.iodepth_batch_complete_max = int(v); });
+    }
+    if (name == "numjobs") {
+      return number(NumberRule{false, 1, -1, kMaxJobs, "4096"},
+                    [&](int64_t v) { j.numjobs = int(v); });
+    }
+    if (name == "size") {
+      absl::Status z = RejectZones(o, value);
+      if (!z.ok()) return z;
+      return number(NumberRule{false, 0, -1, kMaxSize, "1 PiB"},
+                    [&](int64_t v) { j.size = uint64_t(v); });
+    }
+    if (name == "filesize") return ApplyFilesize(o, value, d);
+    if (name == "runtime") return number(kTimeRule, [&](int64_t v) { j.runtime_us = v; });
+    if (name == "ramp_time") return number(kTimeRule, [&](int64_t v) { j.ramp_time_us = v; });
+    if (name == "loops") {
+      return number(NumberRule{false, 0, -1, kMaxLoops, "1000000000"},
+                    [&](int64_t v) { j.loops = v == 0 ? 1 : int(v); });
+    }
+    bool b = false;
+    auto flag = [&](bool* field) -> absl::Status {
+      absl::Status st = ParseFlag(o, value, &b);
+      if (st.ok()) *field = b;
+      return st;
+    };
+    auto boolean = [&](bool* field, bool invert) -> absl::Status {
+      absl::Status st = ParseBool(o, value, &b);
+      if (st.ok()) *field = invert ? !b : b;
+      return st;
+    };
+    if (name == "direct") return boolean(&j.direct, false);
+    if (name == "buffered") return boolean(&j.direct, true);
+    if (name == "randrepeat") return boolean(&j.randrepeat, false);
+    if (name == "time_based") return flag(&j.time_based);
+    if (name == "group_reporting") return flag(&j.group_reporting);
+    if (name == "stonewall") return flag(&j.stonewall);
+    if (name == "new_group") return flag(&j.new_group);
+    if (name == "norandommap") return flag(&j.norandommap);
+    return absl::InternalError(absl::StrCat("modeled option '", name, "' has no handler"));
+  }
+
+  // size=10z: a number of zones (FIO_OPT_STR_VAL_ZONE).
+  static absl::Status RejectZones(const OptionLine& o, const std::string& value) {
+    const char* s = value.c_str();
+    char* end = nullptr;
+    errno = 0;
+    std::strtoul(s, &end, 10);
+    if (errno == 0 && end != s && *end == 'z') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", o.key, "': a number of zones (", Quoted(o.value, value),
+                       ") is understood by fio but not modeled by viosim"));
+    }
+    return absl::OkStatus();
+  }
+
+  // rw=<pattern>[:<n>]. The part before ':' or ',' must be one of fio's
+  // values exactly. The suffix: I/Os per random offset (random patterns,
+  // atoi as in fio), or an offset step in bytes (sequential ones).
+  absl::Status ApplyRw(const OptionLine& o, const std::string& value, Defaults& d) {
+    struct Kind {
+      const char* name;
+      Pattern pattern;
+      bool random;
+    };
+    static const Kind kKinds[] = {
+        {"read", Pattern::kRead, false},       {"write", Pattern::kWrite, false},
+        {"randread", Pattern::kRandRead, true}, {"randwrite", Pattern::kRandWrite, true},
+        {"rw", Pattern::kRw, false},           {"readwrite", Pattern::kRw, false},
+        {"randrw", Pattern::kRandRw, true},
+    };
+    static const char* const kTrimKinds[] = {"trim", "randtrim", "trimwrite", "randtrimwrite"};
+    absl::string_view head = value;
+    head = head.substr(0, head.find_first_of(":,"));
+    for (const char* t : kTrimKinds) {
+      if (head == t) {
+        d.rw_issue = {true, o.at,
+                      absl::StrCat("rw=", head, " is understood by fio but not modeled by "
+                                   "viosim (trim is not modeled)")};
+        return absl::OkStatus();
+      }
+    }
+    const Kind* kind = nullptr;
+    for (const Kind& k : kKinds) {
+      if (head == k.name) kind = &k;
+    }
+    if (kind == nullptr) {
+      return Invalid(o, value,
+                     "fio's values: read, write, randread, randwrite, rw, readwrite, randrw, "
+                     "trim, randtrim, trimwrite, randtrimwrite");
+    }
+    int64_t seq_nr = 1;
+    int64_t seq_add = 0;
+    size_t colon = value.find(':');
+    if (colon != std::string::npos) {
+      std::string nr = CleanLine(absl::string_view(value).substr(colon + 1));
+      if (kind->random) {
+        seq_nr = std::strtoll(nr.c_str(), nullptr, 10);  // atoi
+        if (seq_nr < 1 || seq_nr > kMaxDepth * 1024) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "option '", o.key, "': ", Quoted(o.value, value),
+              ": the number of I/Os per random offset must be 1 to ", kMaxDepth * 1024));
+        }
+      } else {
+        absl::Status kw = CheckHostKeywords(o, nr);
+        if (!kw.ok()) return kw;
+        Number n = StrToDecimal(nr, /*kilo=*/true, false);
+        if (n.status == NumStatus::kBad || n.percent) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "option '", o.key, "': cannot read the offset step of ", Quoted(o.value, value)));
+        }
+        if (n.status == NumStatus::kTooBig || n.value > kMaxSize || n.value < -kMaxSize) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("option '", o.key, "': the offset step of ", Quoted(o.value, value),
+                           " is beyond viosim's limit of 1 PiB"));
+        }
+        seq_add = n.value;
+      }
+    }
+    d.job.rw = kind->pattern;
+    d.job.rw_seq_nr = seq_nr;
+    d.job.rw_seq_add = seq_add;
+    d.rw_issue = {};
+    return absl::OkStatus();
+  }
+
+  // One size of a bs-style list. OK with the value, or a "soft" failure
+  // (fio tolerates it if another round succeeds) as kBad, or a hard error.
+  struct SizeResult {
+    bool ok = false;
+    int64_t value = 0;
+    std::string soft;  // why this round did not count
+  };
+
+  static absl::StatusOr<SizeResult> ParseBlockSize(const OptionLine& o, const std::string& text,
+                                                   const std::string& whole) {
+    absl::Status kw = CheckHostKeywords(o, text);
+    if (!kw.ok()) return kw;
+    Number n = StrToDecimal(text, /*kilo=*/true, false);
+    SizeResult r;
+    if (n.status == NumStatus::kBad) {
+      r.soft = absl::StrCat("option '", o.key, "': invalid value ", Quoted(o.value, whole));
+      return r;
+    }
+    if (n.percent) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", o.key, "': a percentage in ", Quoted(o.value, whole),
+                       " is not a block size"));
+    }
+    if (n.status == NumStatus::kTooBig || n.value > kMaxBlockSize) {
+      return absl::InvalidArgumentError(absl::StrCat("option '", o.key, "': ",
+                                                     Quoted(o.value, whole),
+                                                     " has a block size above viosim's limit "
+                                                     "of 1 GiB"));
+    }
+    if (n.value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", o.key, "': negative block size in ", Quoted(o.value, whole)));
+    }
+    if (n.value < 1) {
+      r.soft = absl::StrCat("option '", o.key, "': ", n.value, " is below the minimum of 1");
+      return r;
+    }
+    r.ok = true;
+    r.value = n.value;
+    return r;
+  }
+
+  // bs=R[,W[,T]]: ',' and also ':' and '-' separate values ("4k-8k" is
+  // R=4k, W=T=8k); a trailing ',' keeps the rest at their defaults; an
+  // unreadable value (",8k") keeps its direction unchanged if another one
+  // reads.
+  absl::Status ApplyBs(const OptionLine& o, const std::string& value, Defaults& d) {
+    std::string first_soft;
+    bool any = false;
+    for (const Round& r : ListRounds(value, /*colon_dash=*/true)) {
+      absl::StatusOr<SizeResult> s = ParseBlockSize(o, r.text, value);
+      if (!s.ok()) return s.status();
+      if (!s->ok) {
+        if (first_soft.empty()) first_soft = s->soft;
+        continue;
+      }
+      any = true;
+      for (int dir : DirectionsOfRound(r)) d.bs[dir] = uint64_t(s->value);
+    }
+    if (!any) return absl::InvalidArgumentError(first_soft);
+    return absl::OkStatus();
+  }
+
+  // bsrange=min-max[,min-max[,min-max]]: ',' separates directions; '-' or
+  // ':' separates min and max (swapped if min > max). A single value is an
+  // error.
+  absl::Status ApplyBsrange(const OptionLine& o, const std::string& value, Defaults& d) {
+    std::string first_soft;
+    bool any = false;
+    for (const Round& r : ListRounds(value, /*colon_dash=*/false)) {
+      std::string text = r.text.substr(0, r.text.find(','));
+      size_t sep = text.find('-');
+      if (sep == std::string::npos) sep = text.find(':');
+      if (sep == std::string::npos) {
+        if (first_soft.empty()) {
+          first_soft = absl::StrCat("option '", o.key, "': ", Quoted(o.value, value),
+                                    " is not a range (write min-max, such as 4k-16k)");
+        }
+        continue;
+      }
+      absl::StatusOr<SizeResult> lo = ParseBlockSize(o, text.substr(0, sep), value);
+      if (!lo.ok()) return lo.status();
+      absl::StatusOr<SizeResult> hi = ParseBlockSize(o, text.substr(sep + 1), value);
+      if (!hi.ok()) return hi.status();
+      if (!lo->ok || !hi->ok) {
+        if (first_soft.empty()) first_soft = !lo->ok ? lo->soft : hi->soft;
+        continue;
+      }
+      any = true;
+      int64_t a = std::min(lo->value, hi->value);
+      int64_t b = std::max(lo->value, hi->value);
+      for (int dir : DirectionsOfRound(r)) {
+        d.range_set[dir] = true;
+        d.range_min[dir] = uint64_t(a);
+        d.range_max[dir] = uint64_t(b);
+      }
+    }
+    if (!any) return absl::InvalidArgumentError(first_soft);
+    return absl::OkStatus();
+  }
+
+  // filesize=N (or low-high, which fio draws from at random per file: not
+  // modeled). It stands for size= when size is not given (one file).
+  absl::Status ApplyFilesize(const OptionLine& o, const std::string& value, Defaults& d) {
+    const NumberRule rule{false, 1, -1, kMaxSize, "1 PiB"};
+    std::vector<int64_t> sizes;
+    for (const Round& r : ListRounds(value, /*colon_dash=*/true)) {
+      if (r.text.empty()) continue;
+      absl::StatusOr<int64_t> v = ParseNumber(o, r.text, rule);
+      if (!v.ok()) return v.status();
+      sizes.push_back(*v);
+    }
+    if (sizes.empty()) return Invalid(o, value, "a size");
+    for (int64_t s : sizes) {
+      if (s != sizes[0]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("option '", o.key, "': a range of file sizes (",
+                         Quoted(o.value, value),
+                         ") is understood by fio but not modeled by viosim"));
+      }
+    }
+    d.filesize = uint64_t(sizes[0]);
+    return absl::OkStatus();
+  }
+
+  absl::Status ApplyEngine(const OptionLine& o, const std::string& value, Defaults& d) {
+    std::string name = value.substr(0, value.find(':'));
+    switch (FindEngine(name)) {
+      case EngineSupport::kModeled: {
+        static const std::pair<const char*, Engine> kEngines[] = {
+            {"libaio", Engine::kLibaio}, {"io_uring", Engine::kIoUring},
+            {"pvsync2", Engine::kPvsync2}, {"psync", Engine::kPsync}, {"sync", Engine::kSync}};
+        for (const auto& [n, e] : kEngines) {
+          if (name == n) d.job.ioengine = e;
+        }
+        d.job.ioengine_name = name;
+        d.engine_issue = {};
+        return absl::OkStatus();
+      }
+      case EngineSupport::kNotModeled:
+        d.job.ioengine_name = name;
+        d.engine_issue = {true, o.at,
+                          absl::StrCat("ioengine=", name,
+                                       " is understood by fio but not modeled by viosim "
+                                       "(modeled engines: ",
+                                       kModeledEngineList, ")")};
+        return absl::OkStatus();
+      case EngineSupport::kUnknown:
+        break;
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown ioengine ", Quoted(o.value, value), " (modeled engines: ",
+                     kModeledEngineList, ")"));
+  }
+
+  std::string path_;
+  Errors* errors_;
+  Defaults global_;
+  bool in_job_ = false;  // the section being read is a job section
+};
+
+// fio's program options (init.c l_opts): valid on fio's command line, but not
+// job options.
+bool IsProgramOption(absl::string_view key) {
+  static const char* const kProgram[] = {
+      "output", "latency-log", "bandwidth-log", "minimal", "output-format", "terse-version",
+      "version", "help", "cmdhelp", "enghelp", "showcmd", "readonly", "eta", "eta-interval",
+      "eta-newline", "status-interval", "section", "alloc-size", "warnings-fatal",
+      "max-jobs", "server", "daemonize", "client", "remote-config", "idle-prof",
+      "inflate-log", "trigger-file", "trigger-timeout", "trigger", "trigger-remote",
+      "aux-path", "debug", "parse-only", "merge-blktrace-only", "crctest", "cpuclock-test",
+      "append-terse", "terse", "latency-log"};
+  for (const char* p : kProgram) {
+    if (key == p) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages,
+                                     const std::string& text,
+                                     const std::string& dir_for_includes) {
+  Errors errors;
+  JobTextReader reader(&errors);
+  reader.Read(path_for_messages, text, dir_for_includes, 0);
+  JobParser parser(path_for_messages, &errors);
+  return parser.Run(reader.sections());
+}
+
+absl::StatusOr<JobFile> ParseJobFile(const std::string& path) {
+  std::string text;
+  if (!ReadWholeFile(path, &text)) {
+    return absl::NotFoundError(absl::StrCat("cannot read fio job file '", path, "'"));
+  }
+  return ParseJobText(path, text, Dirname(path));
+}
+
+absl::StatusOr<JobFile> ParseCommandLine(const std::vector<std::string>& args) {
+  Errors errors;
+  std::vector<Section> sections;
+  // Options before the first --name go to fio's default (global) job.
+  sections.push_back({Place{kCommandLineSource, 0, 0}, "global", true, {}});
+  int seq = 1;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    Place at{kCommandLineSource, int(i + 1), seq++};
+    if (a.size() < 2 || a[0] != '-') {
+      errors.Add(at, absl::StrCat("unexpected argument '", a,
+                                  "' (job options are written --key=value; job files "
+                                  "are read with ParseJobFile)"));
+      continue;
+    }
+    absl::string_view body = a;
+    body.remove_prefix(body.size() > 1 && body[1] == '-' ? 2 : 1);
+    OptionLine o;
+    o.at = at;
+    size_t eq = body.find('=');
+    if (eq == absl::string_view::npos) {
+      o.key = std::string(body);
+      o.bare = true;
+    } else {
+      o.key = std::string(body.substr(0, eq));
+      o.value = std::string(body.substr(eq + 1));
+    }
+    if (IsProgramOption(o.key)) {
+      errors.Add(at, absl::StrCat("'--", o.key, "' is a fio program option, not a job option"));
+      continue;
+    }
+    // getopt: an option that takes a value may have it in the next argument.
+    const OptionInfo* info = FindOption(o.key);
+    if (o.bare && info != nullptr && NeedsValue(info->kind) && i + 1 < args.size() &&
+        !absl::StartsWith(args[i + 1], "-")) {
+      o.value = args[++i];
+      o.bare = false;
+    }
+    if (o.key == "name") {
+      sections.push_back({at, o.value, IsGlobalName(o.value) && !o.bare, {}});
+    }
+    sections.back().options.push_back(std::move(o));
+  }
+  JobParser parser(kCommandLineSource, &errors);
+  return parser.Run(sections);
+}
+
+}  // namespace fio
