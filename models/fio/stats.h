@@ -120,6 +120,11 @@ struct ThreadStat {
 
   int latency_depth = 1;  // the job's iodepth
 
+  // viosim's own, not printed: the time-average number of this job's I/Os
+  // between preparation (start_time) and completion over the measured
+  // window, for Little's law (IOPS x mean lat = mean_in_flight).
+  double mean_in_flight = 0;
+
   // For the header line (one per job section).
   Pattern rw = Pattern::kRead;
   uint64_t bs_min[kDdirs] = {4096, 4096, 4096};

@@ -65,6 +65,18 @@ struct Job {
   uint64_t window_bytes[kDdirs] = {}, window_ios[kDdirs] = {};
   std::vector<double> bw_samples[kDdirs], iops_samples[kDdirs];
   uint64_t ios = 0;  // completions accounted, all directions
+  // Little's law: I/Os prepared and not yet completed, and the time
+  // integral of that count over the measured window.
+  int64_t open_ios = 0;
+  sim::Time open_since;
+  double open_integral_s = 0;
+  void ChangeOpen(int64_t delta, sim::Time now) {
+    if (Accounting(now)) {
+      open_integral_s += static_cast<double>(open_ios) * (now - std::max(open_since, measure_start)).ToSeconds();
+    }
+    open_since = now;
+    open_ios += delta;
+  }
 
   bool Accounting(sim::Time now) const { return now >= measure_start; }
   bool MoreToIssue() const {
@@ -183,10 +195,12 @@ absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& text, int ncpus
 // Runs in the completion path (interrupt or poll), so it only queues.
 class Workload::Sink : public models::CompletionSink {
  public:
+  explicit Sink(Workload* w) : workload_(w) {}
   void Complete(models::BlockRequest& rq, models::Cpu& cpu) override {
     auto* u = static_cast<IoU*>(rq.issuer);
     Job& job = *u->job;
     rq.done = true;
+    workload_->DiskComplete(*u);
     u->next = nullptr;
     if (job.completed_tail != nullptr) {
       job.completed_tail->next = u;
@@ -199,7 +213,24 @@ class Workload::Sink : public models::CompletionSink {
     // I/O: every completion wakes the sleeper, which rechecks.
     if (job.sleeping) job.thread->WakeUp(cpu);
   }
+
+ private:
+  Workload* workload_;
 };
+
+void Workload::DiskIssue(int n) {
+  if (disk_.in_flight == 0) disk_.busy_since = sim_->Now();
+  disk_.in_flight += n;
+}
+
+void Workload::DiskComplete(const IoU& u) {
+  const sim::Time now = sim_->Now();
+  if (--disk_.in_flight == 0 && disk_.measuring) disk_.io_ticks += now - std::max(disk_.busy_since, disk_.start);
+  if (disk_.measuring && u.issue_time >= disk_.start && u.ddir < 2) {
+    ++disk_.ios[u.ddir];
+    disk_.ticks[u.ddir] += now - u.issue_time;
+  }
+}
 
 Workload::Workload(sim::Simulator& sim, models::BlockStack& stack, std::vector<models::Cpu*> cpus,
                    const JobFile& jobs, const EngineCosts& costs, const WorkloadControl& control)
@@ -209,7 +240,7 @@ Workload::Workload(sim::Simulator& sim, models::BlockStack& stack, std::vector<m
       file_(&jobs),
       costs_(costs),
       control_(control),
-      sink_(std::make_unique<Sink>()) {}
+      sink_(std::make_unique<Sink>(this)) {}
 
 Workload::~Workload() = default;
 
@@ -266,10 +297,12 @@ void Workload::PrepareIo(Job& j, IoU& u) {
   u.rq.polled = o.hipri;
   u.rq.done = false;
   u.start_time = sim_->Now();
+  j.ChangeOpen(+1, u.start_time);
 }
 
 // io_completed: the I/O's latencies and counters, if the ramp is over.
 void Workload::Account(Job& j, IoU& u, sim::Time now) {
+  j.ChangeOpen(-1, now);
   if (!j.Accounting(now)) return;
   ThreadStat& ts = j.ts;
   DirStats& d = ts.ddir[u.ddir];
@@ -299,6 +332,7 @@ sim::Task Workload::RunSyncEngine(Job& j) {
     // pread/pwrite/preadv2: the syscall, then the block layer below it.
     co_await Work(j, costs_.syscall, false);
     u.issue_time = u.start_time;  // synchronous engines record no slat
+    DiskIssue(1);
     sim::Time t0 = sim_->Now();
     co_await stack_->Submit(*j.cpu, u.rq, /*last=*/true);
     if (u.rq.polled) {
@@ -326,6 +360,7 @@ sim::Task Workload::Commit(Job& j) {
   const sim::Time t0 = sim_->Now();
   co_await Work(j, costs_.syscall, false);
   const size_t n = j.pending.size();
+  DiskIssue(static_cast<int>(n));
   for (size_t i = 0; i < n; ++i) {
     IoU* u = j.pending[i];
     co_await Work(j, costs_.aio_per_iocb, false);
@@ -473,6 +508,8 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* 
     sim_->RunUntil(t);
   }
   for (Job* j : group) j->thread->ResetStats();
+  disk_.measuring = true;
+  disk_.start = sim_->Now();
   for (sim::Time t = measure_start; !all_done();) {
     t = t + control_.batch;
     sim_->RunUntil(stopping ? t : std::min(t, hard_end));
@@ -503,6 +540,11 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* 
       stopping = true;
       for (Job* j : group) j->stop = true;
     }
+  }
+  if (disk_.measuring) {
+    if (disk_.in_flight > 0) disk_.io_ticks += sim_->Now() - std::max(disk_.busy_since, disk_.start);
+    disk_.measured += sim_->Now() - disk_.start;
+    disk_.measuring = false;
   }
   // The run the jobs asked for: ramp + runtime when given; for size-bound
   // jobs, the time their size takes at the simulated rate.
@@ -592,18 +634,33 @@ FioReport Workload::Run() {
 
   double ci_worst = 0;
   bool all_steady = true;
-  const sim::Time run_start = sim_->Now();
+  sim::Time simulated;
   for (auto& g : groups) {
+    const sim::Time group_start = sim_->Now();
     stack_->ResetStats();
     bool steady = false;
     double ci = 0;
     report.requested_s += RunGroup(g, &steady, &ci);
     all_steady = all_steady && steady;
     ci_worst = std::max(ci_worst, ci);
+    sim::Time end = group_start;
+    for (Job* j : g) end = std::max(end, j->loop_end);
+    simulated += end - group_start;
   }
-  report.simulated_s = (sim_->Now() - run_start).ToSeconds();
+  report.simulated_s = simulated.ToSeconds();
   report.confidence_pct = ci_worst;
   report.stopped_at_steady_state = all_steady;
+
+  // The modeled device's disk statistics (fio's "Disk stats").
+  DiskUtil du;
+  du.name = "nvme0n1";
+  for (int d = 0; d < 2; ++d) {
+    du.ios[d] = disk_.ios[d];
+    du.ticks[d] = static_cast<uint64_t>(disk_.ticks[d].ps() / 1000000000);
+  }
+  du.in_queue = du.ticks[0] + du.ticks[1];
+  du.util = disk_.measured > sim::Time::Zero() ? 100.0 * disk_.io_ticks.ToSeconds() / disk_.measured.ToSeconds() : 0;
+  report.disk_util.push_back(du);
 
   // Per-job reports, then per group (group_reporting) or per job.
   for (auto& jp : jobs_) {
@@ -618,8 +675,10 @@ FioReport Workload::Run() {
     }
     ts.job_runtime_ms = RoundUpMs(measured);
     ts.ctx = j.thread->voluntary_switches();
-    ts.elapsed_s = static_cast<uint64_t>(std::ceil((j.loop_end - j.start).ToSeconds()));
     const double m = measured.ToSeconds();
+    j.ChangeOpen(0, j.loop_end);
+    ts.mean_in_flight = m > 0 ? j.open_integral_s / m : 0;
+    ts.elapsed_s = static_cast<uint64_t>(std::ceil((j.loop_end - j.start).ToSeconds()));
     ts.usr_cpu = m > 0 ? 100 * j.usr.ToSeconds() / m : 0;
     ts.sys_cpu = m > 0 ? 100 * j.sys.ToSeconds() / m : 0;
   }

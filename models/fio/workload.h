@@ -102,6 +102,23 @@ class Workload {
   WorkloadControl control_;
   std::vector<std::unique_ptr<Job>> jobs_;
   std::unique_ptr<Sink> sink_;
+  // The device as fio's disk stats see it (block/genhd.c part_stat): I/Os
+  // in flight from all jobs, and over the measured windows the time with
+  // at least one in flight (io_ticks), completions and their summed
+  // latency (ticks) per direction.
+  struct DiskCounters {
+    int64_t in_flight = 0;
+    sim::Time busy_since;
+    sim::Time io_ticks;
+    uint64_t ios[2] = {};
+    sim::Time ticks[2];
+    sim::Time measured;
+    sim::Time start;  // of the current measured window
+    bool measuring = false;
+  } disk_;
+  void DiskIssue(int n);
+  void DiskComplete(const IoU& u);
+
 };
 
 // fio's cpus_allowed list ("0-3,6", "1") as CPU indexes. Empty text: none.
