@@ -24,6 +24,7 @@
 #include "models/fio/output.h"
 #include "models/fio/parser.h"
 #include "scenarios/builder.h"
+#include "scenarios/default_stack.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/loader.h"
 
@@ -189,7 +190,7 @@ int main(int argc, char** argv) {
   CLI::App* fio_cmd = app.add_subcommand(
       "fio", "Run an fio job file on a modeled stack and answer in fio 3.33's own output formats");
   std::string fio_job;
-  std::string fio_stack = "scenarios/baremetal_optane.textproto";
+  std::string fio_stack;
   std::string fio_format = "normal";
   double fio_target = -1;
   bool fio_full = false;
@@ -198,7 +199,10 @@ int main(int argc, char** argv) {
   uint64_t fio_seed = 0;
   bool fio_seed_set = false;
   fio_cmd->add_option("job", fio_job, "fio job file")->required()->type_name("JOB.fio");
-  fio_cmd->add_option("--stack", fio_stack, "Scenario describing the stack to run on")->capture_default_str();
+  fio_cmd->add_option("--stack", fio_stack,
+                      "Scenario describing the stack to run on (default: scenarios/baremetal_optane.textproto, "
+                      "built in when not found)")
+      ->type_name("SCENARIO");
   fio_cmd->add_option("--output-format", fio_format, "fio's output format")
       ->check(CLI::IsMember({"normal", "json", "json+", "terse"}))
       ->capture_default_str();
@@ -282,7 +286,17 @@ int main(int argc, char** argv) {
     if (!jobs.ok()) return Fail(jobs.status());
     std::vector<std::string> overrides = fio_sets;
     if (fio_seed_set) overrides.insert(overrides.begin(), absl::StrCat("run.seed=", fio_seed));
-    absl::StatusOr<viosim::ScenarioFile> file = load(fio_stack, overrides);
+    absl::StatusOr<viosim::ScenarioFile> file;
+    std::error_code ec;
+    if (fio_stack.empty() && !std::filesystem::exists(viosim::kDefaultStackPath, ec)) {
+      file = viosim::ParseScenarioText(absl::StrCat("<built-in ", viosim::kDefaultStackPath, ">"),
+                                       viosim::kDefaultStackText);
+      if (file.ok()) {
+        if (absl::Status s = viosim::ApplyFileOverrides(&*file, overrides); !s.ok()) return Fail(s);
+      }
+    } else {
+      file = load(fio_stack.empty() ? viosim::kDefaultStackPath : fio_stack, overrides);
+    }
     if (!file.ok()) return Fail(file.status());
     absl::StatusOr<viosim::Scenario> stack = viosim::ResolveVariant(*file, viosim::kBaseVariant, overrides);
     if (!stack.ok()) return Fail(stack.status());
@@ -292,11 +306,13 @@ int main(int argc, char** argv) {
     for (const std::string& note : jobs->notes) std::cerr << "viosim: " << fio_job << ": " << note << "\n";
     absl::StatusOr<fio::FioReport> report = viosim::RunFio(*stack, *jobs, opts);
     if (!report.ok()) return Fail(report.status());
+    const std::string asked = report->requested_s > 0
+                                  ? absl::StrFormat("of the %.3f s the job asks for", report->requested_s)
+                                  : std::string("(the job sets neither runtime nor size)");
     std::cerr << absl::StrFormat(
-        "viosim: simulated %.3f s of the %.3f s the job asks for (%s); IOPS 95%% confidence half-width "
-        "%.2f%% of the mean\n",
-        report->simulated_s, report->requested_s,
-        report->stopped_at_steady_state ? "stopped at steady state" : "ran to the job's end or the time cap",
+        "viosim: simulated %.3f s %s, %s; IOPS 95%% confidence half-width %.2f%% of the mean\n",
+        report->simulated_s, asked,
+        report->stopped_at_steady_state ? "stopped at steady state" : "to the job's end or the time cap",
         report->confidence_pct);
     std::string text;
     if (fio_format == "normal") {

@@ -159,7 +159,6 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
   absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
   if (!max_group.ok()) return max_group.status();
   control.max_group_time = *max_group;
-  if (control.target_rel_ci == 0) control.max_group_time = sim::Time::Seconds(24 * 3600);
   fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, control);
   fio::FioReport report = workload.Run();
   report.stack = stack.name();

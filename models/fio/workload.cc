@@ -58,6 +58,8 @@ struct Job {
   uint64_t completed_count = 0;
   uint64_t cur_depth = 0;  // queued + in flight, as fio's cur_depth
   bool sleeping = false;
+  std::unique_ptr<sim::Signal> finished;  // notified when the job ends
+  std::vector<Job*> waits_for;            // wait_for=: jobs to finish first
 
   // Accounting, after ramp.
   ThreadStat ts;
@@ -65,6 +67,7 @@ struct Job {
   uint64_t window_bytes[kDdirs] = {}, window_ios[kDdirs] = {};
   std::vector<double> bw_samples[kDdirs], iops_samples[kDdirs];
   uint64_t ios = 0;  // completions accounted, all directions
+  uint64_t completions = 0;  // all completions, ramp included
   // Little's law: I/Os prepared and not yet completed, and the time
   // integral of that count over the measured window.
   int64_t open_ios = 0;
@@ -209,6 +212,7 @@ class Workload::Sink : public models::CompletionSink {
     }
     job.completed_tail = u;
     ++job.completed_count;
+    ++job.completions;
     // aio_complete / the block layer's wake-up of a task sleeping for its
     // I/O: every completion wakes the sleeper, which rechecks.
     if (job.sleeping) job.thread->WakeUp(cpu);
@@ -463,6 +467,10 @@ sim::Task Workload::RunAsyncEngine(Job& j) {
 }
 
 sim::Task Workload::RunJob(Job& job) {
+  // wait_for=: start once the named job (every clone of it) has finished.
+  for (Job* other : job.waits_for) {
+    while (!other->done) co_await other->finished->Wait();
+  }
   if (IsSync(job.opt.ioengine)) {
     co_await RunSyncEngine(job);
   } else {
@@ -470,6 +478,7 @@ sim::Task Workload::RunJob(Job& job) {
   }
   job.loop_end = sim_->Now();
   job.done = true;
+  job.finished->NotifyAll();
 }
 
 double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* ci_pct) {
@@ -481,32 +490,58 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* 
   }
   for (Job* j : group) {
     j->start = start;
-    j->measure_start = start + sim::Time::Micros(j->opt.ramp_time_us);
+    j->measure_start = sim::Time::Max();  // until the ramp ends
     sim_->Spawn(RunJob(*j));
   }
-  // Step through batches; after the ramp, stop at runtime, when every job
-  // is done, or when the group's IOPS is steady within the target.
-  const sim::Time sample_period = sim::Time::Millis(500);  // fio's bwavgtime/iopsavgtime
-  const sim::Time measure_start = start + ramp;
-  const sim::Time hard_end = start + ramp + (runtime > sim::Time::Zero() ? runtime : sim::Time::Max() / 4);
-  const sim::Time cap = start + ramp + control_.max_group_time;
-  sim::BatchMeans iops_batches;
-  uint64_t last_ios = 0;
-  sim::Time next_sample = measure_start + sample_period;
-  *steady = false;
-  *ci_pct = 0;
-  bool stopping = false;
   auto all_done = [&group] {
     for (Job* j : group) {
       if (!j->done) return false;
     }
     return true;
   };
-  // The ramp: I/O runs, nothing is accounted.
-  for (sim::Time t = start; t < measure_start && !all_done();) {
-    t = std::min(t + control_.batch, measure_start);
+  // The ramp: I/O runs, nothing is accounted. With a steady-state target it
+  // ends early once the group's completion rate has settled: the mean of
+  // the last `k` batches within the target of the `k` before them. The
+  // ramp exists to reach that state; simulating the rest of it would only
+  // repeat it.
+  const int k = 5;
+  std::vector<double> ramp_rates;
+  uint64_t ramp_last = 0;
+  sim::Time ramp_end = start + ramp;
+  for (sim::Time t = start; t < ramp_end && !all_done();) {
+    t = std::min(t + control_.batch, ramp_end);
     sim_->RunUntil(t);
+    uint64_t done = 0;
+    for (Job* j : group) done += j->completions;
+    ramp_rates.push_back(static_cast<double>(done - ramp_last));
+    ramp_last = done;
+    const size_t n = ramp_rates.size();
+    if (control_.target_rel_ci > 0 && n >= static_cast<size_t>(2 * k)) {
+      double recent = 0, before = 0;
+      for (size_t i = n - k; i < n; ++i) recent += ramp_rates[i];
+      for (size_t i = n - 2 * k; i < n - k; ++i) before += ramp_rates[i];
+      if (recent > 0 && std::fabs(recent - before) <= control_.target_rel_ci * recent) ramp_end = t;
+    }
   }
+  ramp_end = std::min(ramp_end, sim_->Now());
+  for (Job* j : group) j->measure_start = ramp_end;
+  // Step through batches; stop at runtime, when every job is done, or when
+  // the group's IOPS is steady within the target.
+  const sim::Time sample_period = sim::Time::Millis(500);  // fio's bwavgtime/iopsavgtime
+  const sim::Time measure_start = ramp_end;
+  const sim::Time hard_end = measure_start + (runtime > sim::Time::Zero() ? runtime : sim::Time::Max() / 4);
+  // Without a steady-state target the job runs its full length; only an
+  // open-ended job (no runtime, no size) is cut at max_group_time.
+  bool open_ended = runtime == sim::Time::Zero();
+  for (Job* j : group) open_ended = open_ended && j->opt.size == 0;
+  const bool full = control_.target_rel_ci == 0 && !open_ended;
+  const sim::Time cap = full ? sim::Time::Max() : measure_start + control_.max_group_time;
+  sim::BatchMeans iops_batches;
+  uint64_t last_ios = 0;
+  sim::Time next_sample = measure_start + sample_period;
+  *steady = false;
+  *ci_pct = 0;
+  bool stopping = false;
   for (Job* j : group) j->thread->ResetStats();
   disk_.measuring = true;
   disk_.start = sim_->Now();
@@ -555,7 +590,8 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* 
       const double elapsed = (j->loop_end - j->measure_start).ToSeconds();
       uint64_t bytes = 0;
       for (int d = 0; d < kDdirs; ++d) bytes += j->ts.ddir[d].io_bytes;
-      if (bytes > 0 && j->opt.size > 0) longest = std::max(longest, elapsed * static_cast<double>(j->opt.size) / bytes);
+      const double total = static_cast<double>(j->opt.size) * j->opt.loops;
+      if (bytes > 0 && total > 0) longest = std::max(longest, elapsed * total / bytes);
     }
     requested = ramp.ToSeconds() + longest;
   }
@@ -611,6 +647,7 @@ FioReport Workload::Run() {
       }
       j->inflight.reserve(static_cast<size_t>(n));
       j->pending.reserve(static_cast<size_t>(n));
+      j->finished = std::make_unique<sim::Signal>(*sim_);
       j->thread = std::make_unique<models::Thread>(*j->cpu, absl::StrCat("fio/", o.name, ".", k));
       ThreadStat& ts = j->ts;
       ts.name = o.name;
@@ -631,6 +668,12 @@ FioReport Workload::Run() {
     }
   }
   report.processes = number;
+  for (auto& j : jobs_) {
+    if (j->opt.wait_for.empty()) continue;
+    for (auto& other : jobs_) {
+      if (other.get() != j.get() && other->opt.name == j->opt.wait_for) j->waits_for.push_back(other.get());
+    }
+  }
 
   double ci_worst = 0;
   bool all_steady = true;

@@ -19,7 +19,8 @@
 // Runs end at `runtime` (time_based), when `size` is done, or earlier when
 // every job's IOPS has reached steady state within the confidence target;
 // the report then covers the simulated window only and says how much of
-// the requested run was simulated.
+// the requested run was simulated. With a target, `ramp_time` also ends
+// early once the completion rate has settled (its purpose reached).
 #ifndef VIOSIM_MODELS_FIO_WORKLOAD_H_
 #define VIOSIM_MODELS_FIO_WORKLOAD_H_
 
@@ -56,8 +57,9 @@ struct WorkloadControl {
   double target_rel_ci = 0.01;
   sim::Time batch = sim::Time::Millis(50);
   int min_batches = 20;  // at least 1s measured: two of fio's 500ms bw/iops samples
-  // Simulate at most this long per group even when the job asks for more
-  // and steady state is not reached.
+  // Simulate at most this long per group (after ramp) when steady state is
+  // not reached, and for open-ended jobs (no runtime, no size). Without a
+  // target (0) a job with a runtime or size runs its full length.
   sim::Time max_group_time = sim::Time::Seconds(30);
 };
 
