@@ -270,3 +270,88 @@ TEST(CliTest, UnwritableOutputFailsBeforeRunning) {
 }
 
 }  // namespace
+
+// --- viosim fio ------------------------------------------------------------
+
+namespace {
+
+constexpr char kFioJob[] = R"([global]
+ioengine=libaio
+iodepth=8
+direct=1
+runtime=2
+time_based
+
+[rr]
+rw=randread
+bs=4k
+)";
+
+TEST(CliFioTest, NormalOutputHasFiosLayout) {
+  const std::string job = WriteTmp("rr.fio", kFioJob);
+  Result r = Viosim(absl::StrCat("fio ", job));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rr: (g=0): rw=randread, bs=(R) 4096B-4096B"));
+  EXPECT_THAT(r.out, HasSubstr("  read: IOPS="));
+  EXPECT_THAT(r.out, HasSubstr("    clat percentiles ("));
+  EXPECT_THAT(r.out, HasSubstr("Run status group 0 (all jobs):"));
+  // How much was simulated, said on stderr.
+  EXPECT_THAT(r.err, HasSubstr("of the 2.000 s the job asks for"));
+}
+
+TEST(CliFioTest, JsonAndJsonPlusAreFiosTreeAndDeterministic) {
+  const std::string job = WriteTmp("rr2.fio", kFioJob);
+  Result a = Viosim(absl::StrCat("fio ", job, " --output-format=json"));
+  Result b = Viosim(absl::StrCat("fio ", job, " --output-format=json"));
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_THAT(a.out, HasSubstr("\"fio version\" : \"viosim-"));
+  EXPECT_THAT(a.out, HasSubstr("\"clat_ns\" : {"));
+  EXPECT_THAT(a.out, HasSubstr("\"simulated_s\""));
+  EXPECT_THAT(a.out, Not(HasSubstr("\"bins\"")));
+  Result plus = Viosim(absl::StrCat("fio ", job, " --output-format=json+"));
+  EXPECT_THAT(plus.out, HasSubstr("\"bins\" : {"));
+}
+
+TEST(CliFioTest, PageCacheIsNotModeledAndSaidOnce) {
+  const std::string job = WriteTmp("buffered.fio", "[a]\nrw=read\nsize=4m\n[b]\nrw=read\nsize=4m\n");
+  Result r = Viosim(absl::StrCat("fio ", job));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string note = "is not modeled";
+  ASSERT_THAT(r.err, HasSubstr(note));
+  EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << r.err;
+}
+
+struct FioBadCase {
+  const char* name;
+  std::string text;
+  std::string expect;
+  friend void PrintTo(const FioBadCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class FioBadInputTest : public testing::TestWithParam<FioBadCase> {};
+
+TEST_P(FioBadInputTest, ExitsTwoWithFileAndLine) {
+  const FioBadCase& c = GetParam();
+  const std::string job = WriteTmp(absl::StrCat(c.name, ".fio"), c.text);
+  const std::string out = absl::StrCat(TmpDir(), "/", c.name, ".fio.out");
+  std::filesystem::remove(out);
+  Result r = Viosim(absl::StrCat("fio ", job, " -o ", out));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(job, ":", c.expect)));
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, FioBadInputTest,
+    testing::Values(
+        FioBadCase{"unknown", "[j]\nrw=read\nxyz=1\n", "3: unknown option 'xyz'"},
+        FioBadCase{"not_modeled", "[j]\nrw=read\nrate_iops=100\n",
+                   "3: option 'rate_iops' is understood by fio but not modeled by viosim"},
+        FioBadCase{"bad_value", "[j]\nrw=randomread\n", "2:"},
+        FioBadCase{"outside_section", "rw=read\n[j]\n", "1:"},
+        FioBadCase{"absurd_depth", "[j]\nioengine=libaio\niodepth=100000000\n", "3:"},
+        FioBadCase{"cpu_missing", "[j]\ncpus_allowed=99\n", "1: cpus_allowed"}),
+    [](const testing::TestParamInfo<FioBadCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
