@@ -26,10 +26,13 @@ absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::Sce
   }
   std::vector<absl::StatusOr<viosim::VariantResult>> results(variants.size(),
                                                                 absl::UnknownError("not run"));
+  viosim::RunOptions options = request.options;
+  options.base_dir = std::filesystem::path(file.path).parent_path().string();
+  if (options.base_dir.empty()) options.base_dir = ".";
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < variants.size(); i = next++) {
-      results[i] = viosim::RunScenario(resolved[i], variants[i], request.options);
+      results[i] = viosim::RunScenario(resolved[i], variants[i], options);
     }
   };
   const int threads = std::max(1, std::min<int>(request.jobs, static_cast<int>(variants.size())));

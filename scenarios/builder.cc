@@ -1,5 +1,6 @@
 #include "scenarios/builder.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -7,12 +8,70 @@
 #include "models/cpu/cpu.h"
 #include "models/lockbench/lock_bench.h"
 #include "models/sync/spinlock.h"
+#include "models/fio/parser.h"
+#include "models/fio/stats.h"
+#include "scenarios/fio_builder.h"
 #include "scenarios/units.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
 namespace viosim {
 namespace {
+
+const std::vector<std::string>& FioMetrics() {
+  static const auto* names = new std::vector<std::string>{
+      "iops", "read_iops", "write_iops", "bw_mib_s", "clat_mean_us", "clat_p99_us", "lat_mean_us",
+      "usr_cpu_pct", "sys_cpu_pct"};
+  return *names;
+}
+
+// An fio workload on the scenario's stack: fio's report, summarized as
+// metrics. IOPS carries the run's confidence half-width; the others have no
+// interval (0).
+absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const RunOptions& options,
+                                             VariantResult out) {
+  const std::string& job = s.workload().fio().job_file();
+  if (job.empty()) return absl::InvalidArgumentError("field 'workload.fio.job_file' is required");
+  const std::string path = job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
+  absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
+  if (!jobs.ok()) return jobs.status();
+  absl::StatusOr<fio::FioReport> report = RunFio(s, *jobs, FioRunOptions());
+  if (!report.ok()) return report.status();
+  double ios[2] = {0, 0}, bytes = 0, clat_sum = 0, lat_sum = 0, n = 0, usr = 0, sys = 0;
+  uint64_t max_run_ms = 0;
+  fio::LatStat clat_all;
+  for (const fio::ThreadStat& t : report->entities) {
+    for (int d = 0; d < 2; ++d) {
+      const fio::DirStats& ds = t.ddir[d];
+      ios[d] += static_cast<double>(ds.total_ios);
+      bytes += static_cast<double>(ds.io_bytes);
+      clat_sum += ds.clat.mean() * ds.clat.n();
+      lat_sum += ds.lat.mean() * ds.lat.n();
+      n += static_cast<double>(ds.clat.n());
+      max_run_ms = std::max(max_run_ms, ds.runtime_ms);
+      clat_all.Merge(ds.clat);
+    }
+    usr += t.usr_cpu / report->entities.size();
+    sys += t.sys_cpu / report->entities.size();
+  }
+  const double secs = max_run_ms / 1000.0;
+  const double iops = secs > 0 ? (ios[0] + ios[1]) / secs : 0;
+  const double values[] = {iops,
+                           secs > 0 ? ios[0] / secs : 0,
+                           secs > 0 ? ios[1] / secs : 0,
+                           secs > 0 ? bytes / secs / (1 << 20) : 0,
+                           n > 0 ? clat_sum / n / 1000 : 0,
+                           clat_all.Percentile(99) / 1000.0,
+                           n > 0 ? lat_sum / n / 1000 : 0,
+                           usr,
+                           sys};
+  for (size_t i = 0; i < FioMetrics().size(); ++i) {
+    out.metrics.push_back({FioMetrics()[i], values[i], i == 0 ? iops * report->confidence_pct / 100 : 0});
+  }
+  out.warmup = sim::Time::Zero();
+  out.duration = sim::Time::FromSecondsDouble(report->simulated_s);
+  return out;
+}
 
 const std::vector<std::string>& LockBenchMetrics() {
   static const auto* names = new std::vector<std::string>{
@@ -226,6 +285,8 @@ std::vector<std::string> MetricNames(const viosim::Scenario& s) {
   switch (s.workload().kind_case()) {
     case viosim::Workload::kLockbench:
       return LockBenchMetrics();
+    case viosim::Workload::kFio:
+      return FioMetrics();
     case viosim::Workload::KIND_NOT_SET:
       break;
   }
@@ -249,6 +310,8 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
   switch (resolved.workload().kind_case()) {
     case viosim::Workload::kLockbench:
       return RunLockBench(resolved, plan, options, std::move(out));
+    case viosim::Workload::kFio:
+      return RunFioWorkload(resolved, options, std::move(out));
     case viosim::Workload::KIND_NOT_SET:
       break;
   }

@@ -56,6 +56,9 @@ struct RunOptions {
   // Traced span at the start of the measured window (a whole run would make
   // a trace too large to load).
   sim::Time trace_window = sim::Time::Millis(1);
+  // Directory relative paths in the scenario (workload.fio.job_file) are
+  // resolved against: the scenario file's own.
+  std::string base_dir = ".";
 };
 
 // REQUIRES: `resolved` passed the loader's validation (units, bounds).

@@ -355,3 +355,22 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<FioBadCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
+
+namespace {
+
+TEST(CliFioTest, ScenarioWithAnFioWorkloadRunsThroughViosimRun) {
+  WriteTmp("sc_rr.fio", "[rr]\nioengine=libaio\niodepth=4\nrw=randread\nbs=4k\nruntime=1\ntime_based\n");
+  const std::string scenario = WriteTmp("sc.textproto", R"(name: "sc"
+stack { nvme { profile: "optane_p4800x" } }
+workload { fio { job_file: "sc_rr.fio" } }
+variant { name: "qd4" }
+variant { name: "qd4_slow_device" overlay { stack { nvme { read_latency { value: "20us" } } } } }
+)");
+  Result r = Viosim(absl::StrCat("run ", scenario, " --format json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"iops\": "));
+  EXPECT_THAT(r.out, HasSubstr("\"clat_mean_us\": "));
+  EXPECT_THAT(r.out, HasSubstr("\"name\": \"qd4_slow_device\""));
+}
+
+}  // namespace
