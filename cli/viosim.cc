@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
 
   CLI::App* fio_cmd = app.add_subcommand(
       "fio", "Run an fio job file on a modeled stack and answer in fio 3.33's own output formats");
-  std::string fio_job;
+  std::vector<std::string> fio_job;
   std::string fio_stack;
   std::string fio_format = "normal";
   double fio_target = -1;
@@ -198,7 +198,10 @@ int main(int argc, char** argv) {
   std::string fio_output;
   uint64_t fio_seed = 0;
   bool fio_seed_set = false;
-  fio_cmd->add_option("job", fio_job, "fio job file")->required()->type_name("JOB.fio");
+  fio_cmd->add_option("job", fio_job,
+                      "fio job file, or after `--` the job as fio's command line (--name=x --rw=randread ...)")
+      ->required()
+      ->type_name("JOB.fio");
   fio_cmd->add_option("--stack", fio_stack,
                       "Scenario describing the stack to run on (default: scenarios/baremetal_optane.textproto, "
                       "built in when not found)")
@@ -282,8 +285,11 @@ int main(int argc, char** argv) {
 
   if (*fio_cmd) {
     if (absl::Status s = CheckWritable(fio_output); !s.ok()) return Fail(s);
-    absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(fio_job);
+    absl::StatusOr<fio::JobFile> jobs =
+        fio_job.size() == 1 && fio_job[0].rfind("--", 0) != 0 ? fio::ParseJobFile(fio_job[0])
+                                                             : fio::ParseCommandLine(fio_job);
     if (!jobs.ok()) return Fail(jobs.status());
+    const std::string job_name = fio_job.size() == 1 ? fio_job[0] : std::string(fio::kCommandLineSource);
     std::vector<std::string> overrides = fio_sets;
     if (fio_seed_set) overrides.insert(overrides.begin(), absl::StrCat("run.seed=", fio_seed));
     absl::StatusOr<viosim::ScenarioFile> file;
@@ -303,7 +309,7 @@ int main(int argc, char** argv) {
     viosim::FioRunOptions opts;
     if (fio_full) opts.target_ci_pct = 0;
     if (fio_target > 0) opts.target_ci_pct = fio_target;
-    for (const std::string& note : jobs->notes) std::cerr << "viosim: " << fio_job << ": " << note << "\n";
+    for (const std::string& note : jobs->notes) std::cerr << "viosim: " << job_name << ": " << note << "\n";
     absl::StatusOr<fio::FioReport> report = viosim::RunFio(*stack, *jobs, opts);
     if (!report.ok()) return Fail(report.status());
     const std::string asked = report->requested_s > 0

@@ -374,3 +374,21 @@ variant { name: "qd4_slow_device" overlay { stack { nvme { read_latency { value:
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliFioTest, JobFromFiosCommandLineForm) {
+  Result r = Viosim("fio -- --name=cl --rw=randread --ioengine=libaio --iodepth=4 --direct=1 --runtime=1 "
+                    "--time_based --output-format=json");
+  // fio's own --output-format is viosim's flag, not part of the job.
+  EXPECT_EQ(r.code, 2) << r.err;
+  Result ok = Viosim("fio --output-format=json -- --name=cl --rw=randread --ioengine=libaio --iodepth=4 "
+                     "--direct=1 --runtime=1 --time_based");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("\"jobname\" : \"cl\""));
+  Result bad = Viosim("fio -- --name=cl --rate_iops=5");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("<command line>:2: option 'rate_iops' is understood by fio but not modeled"));
+}
+
+}  // namespace
