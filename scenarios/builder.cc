@@ -25,6 +25,8 @@ const std::vector<std::string>& FioMetrics() {
   return *names;
 }
 
+LockStatRow ToRow(const std::string& name, const models::LockStat& s);
+
 // An fio workload on the scenario's stack: fio's report, summarized as
 // metrics. IOPS carries the run's confidence half-width; the others have no
 // interval (0).
@@ -35,7 +37,16 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const Ru
   const std::string path = job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
   absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
   if (!jobs.ok()) return jobs.status();
-  absl::StatusOr<fio::FioReport> report = RunFio(s, *jobs, FioRunOptions());
+  StackExtras extras;
+  FioRunOptions fio_options;
+  fio_options.extras = &extras;
+  std::unique_ptr<sim::TraceWriter> trace;
+  if (options.trace) {
+    trace = std::make_unique<sim::TraceWriter>();
+    fio_options.trace = trace.get();
+    fio_options.trace_window = options.trace_window;
+  }
+  absl::StatusOr<fio::FioReport> report = RunFio(s, *jobs, fio_options);
   if (!report.ok()) return report.status();
   double ios[2] = {0, 0}, bytes = 0, clat_sum = 0, lat_sum = 0, n = 0, usr = 0, sys = 0;
   uint64_t max_run_ms = 0;
@@ -68,6 +79,19 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const Ru
   for (size_t i = 0; i < FioMetrics().size(); ++i) {
     out.metrics.push_back({FioMetrics()[i], values[i], i == 0 ? iops * report->confidence_pct / 100 : 0});
   }
+  // What the stack shows beyond fio (virtio_blk: kicks, vq_lock, exits,
+  // vCPU time shares); no intervals.
+  for (const auto& [name, value] : extras.metrics) out.metrics.push_back({name, value, 0});
+  for (const StackExtras::Lock& l : extras.locks) out.locks.push_back(ToRow(l.name, l.stat));
+  out.cpu_states = extras.cpu_states;
+  for (const StackExtras::CpuShares& c : extras.cpus) {
+    CpuRow row;
+    row.name = c.name;
+    row.state_pct = c.pct;
+    row.irq_off_pct = c.irq_off_pct;
+    out.cpus.push_back(row);
+  }
+  if (trace) out.trace_json = trace->Finish();
   out.warmup = sim::Time::Zero();
   out.duration = sim::Time::FromSecondsDouble(report->simulated_s);
   return out;
@@ -88,10 +112,9 @@ absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& 
   return *t;
 }
 
-LockStatRow ToRow(const models::Spinlock& lock) {
-  const models::LockStat& s = lock.stat();
+LockStatRow ToRow(const std::string& name, const models::LockStat& s) {
   LockStatRow r;
-  r.name = lock.name();
+  r.name = name;
   r.con_bounces = s.con_bounces;
   r.contentions = s.contentions;
   r.acq_bounces = s.acq_bounces;
@@ -201,7 +224,7 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   };
   Measure(sim, plan, options, [&bench] { bench.ResetStats(); }, name_tracks, metrics, &out);
 
-  out.locks.push_back(ToRow(lock));
+  out.locks.push_back(ToRow(lock.name(), lock.stat()));
   for (int st = 0; st < models::kCpuStates; ++st) {
     out.cpu_states.push_back(models::CpuStateName(static_cast<models::CpuState>(st)));
   }
@@ -285,8 +308,11 @@ std::vector<std::string> MetricNames(const viosim::Scenario& s) {
   switch (s.workload().kind_case()) {
     case viosim::Workload::kLockbench:
       return LockBenchMetrics();
-    case viosim::Workload::kFio:
-      return FioMetrics();
+    case viosim::Workload::kFio: {
+      std::vector<std::string> names = FioMetrics();
+      for (const std::string& n : StackMetricNames(s)) names.push_back(n);
+      return names;
+    }
     case viosim::Workload::KIND_NOT_SET:
       break;
   }

@@ -5,18 +5,54 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "models/fio/job.h"
 #include "models/fio/stats.h"
+#include "models/sync/spinlock.h"
 #include "scenarios/scenario.pb.h"
+#include "sim/time.h"
+
+namespace sim {
+class TraceWriter;
+}
 
 namespace viosim {
+
+// What a stack shows beyond fio's report (the virtio_blk stack fills it):
+// metrics by name, lock_stat rows, and each CPU's time share per state.
+struct StackExtras {
+  std::vector<std::pair<std::string, double>> metrics;
+  struct Lock {
+    std::string name;
+    models::LockStat stat;
+  };
+  std::vector<Lock> locks;
+  std::vector<std::string> cpu_states;
+  struct CpuShares {
+    std::string name;
+    std::vector<double> pct;
+    double irq_off_pct = 0;
+  };
+  std::vector<CpuShares> cpus;
+};
 
 struct FioRunOptions {
   // Overrides workload.fio.target_ci_pct when set; 0 forces the full length.
   std::optional<double> target_ci_pct;
+  // Filled when set and the stack has extras.
+  StackExtras* extras = nullptr;
+  // When set (virtio_blk stack): CPU states and lock holds from
+  // `trace_start` for `trace_window` of simulated time go to it.
+  sim::TraceWriter* trace = nullptr;
+  sim::Time trace_start = sim::Time::Millis(100);
+  sim::Time trace_window = sim::Time::Millis(1);
 };
+
+// The extra metric names a stack scenario reports (in order), beyond fio's.
+std::vector<std::string> StackMetricNames(const Scenario& stack);
 
 // REQUIRES: `stack` passed the loader's validation. InvalidArgument for an
 // unknown profile name or a job the stack cannot run (e.g. cpus_allowed

@@ -1,0 +1,122 @@
+// QEMU 2.0's virtio-blk device behind a virtio-mmio transport, on a host
+// without ioeventfd/irqfd (2014 KVM/ARM), as the guest's accesses reach it.
+//
+// Submission, in the vCPU thread that trapped on the QueueNotify write
+// (kvm_cpu_exec -> virtio_mmio_write -> virtio_queue_notify ->
+// virtio_blk_handle_output), synchronously, under the BQL:
+//   notify_dispatch        the MMIO dispatch down to handle_output
+//   per popped request     virtqueue_pop (with EVENT_IDX it writes
+//                          avail_event = avail->idx), virtio_blk_handle_request,
+//                          bdrv_aio_readv -> linux-aio io_submit: pop_submit
+// The loop pops until the ring is empty; QEMU 2.0's non-dataplane device
+// does not switch notifications off around it (virt.md open question 2:
+// taken as not), so avail_event follows every pop.
+//
+// The host block device serves each request after `disk_latency`, with no
+// limit on requests in flight (the guest's 64 tags bound them).
+//
+// Completion, in the main loop: the AIO eventfd wakes ppoll (main_wakeup,
+// outside the BQL), then under the BQL per completed request
+// (qemu_laio_completion_cb -> virtio_blk_rw_complete ->
+// virtio_blk_req_complete): virtqueue_push and virtio_notify, i.e.
+// ShouldNotify (EVENT_IDX used_event test) and, if true, isr |= 1 and
+// virtio_mmio's update_irq -> qemu_set_irq -> KVM_IRQ_LINE ioctl
+// (irq_line). The guest sees an interrupt when the level goes from low to
+// high (a level-triggered SPI through the vGIC).
+//
+// Guest register accesses (each one a userspace exit, run by the trapping
+// vCPU thread under the BQL): InterruptStatus read returns isr;
+// InterruptACK write clears the acknowledged bits and, at zero, lowers the
+// line (another KVM_IRQ_LINE ioctl).
+#ifndef VIOSIM_MODELS_QEMU_VIRTIO_BLK_DEVICE_H_
+#define VIOSIM_MODELS_QEMU_VIRTIO_BLK_DEVICE_H_
+
+#include <cstdint>
+#include <deque>
+
+#include "models/cpu/param.h"
+#include "models/qemu/bql.h"
+#include "models/virtio/virtqueue.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace models {
+
+struct QemuCosts {
+  Param<sim::Time> notify_dispatch;  // per QueueNotify exit, under the BQL
+  Param<sim::Time> pop_submit;       // per popped request, under the BQL
+  Param<sim::Time> main_wakeup;      // main loop: ppoll return, eventfd read, io_getevents
+  Param<sim::Time> complete;         // per completed request, under the BQL: push + notify test
+  Param<sim::Time> mmio_register;    // a status read or ack write, under the BQL
+  Param<sim::Time> irq_line;         // one KVM_IRQ_LINE ioctl, under the BQL
+  Param<sim::Time> disk_latency;     // host block device, per 4 KiB read
+};
+
+// The guest side of the interrupt line (the vGIC delivering to a vCPU).
+class IrqLineSink {
+ public:
+  virtual ~IrqLineSink() = default;
+  // The line went from low to high.
+  virtual void LineRaised() = 0;
+};
+
+struct QemuDeviceStats {
+  uint64_t notifies = 0;     // QueueNotify writes handled
+  uint64_t pops = 0;
+  uint64_t completions = 0;
+  uint64_t irq_raises = 0;   // low -> high transitions
+  uint64_t irq_ioctls = 0;   // KVM_IRQ_LINE calls
+  uint64_t main_wakeups = 0;
+  void Reset() { *this = QemuDeviceStats(); }
+};
+
+class VirtioBlkDevice {
+ public:
+  VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, const QemuCosts& costs);
+  void set_irq_sink(IrqLineSink* s) { irq_sink_ = s; }
+  // Starts the main loop process.
+  void Start();
+
+  // The handlers a vCPU thread runs for the guest's MMIO accesses.
+  sim::Task QueueNotify();
+  // What-if: the notify arrives through an ioeventfd; the main loop runs
+  // handle_output (under the BQL) when it wakes. Does not suspend.
+  sim::Task SignalIoeventfd();
+  // What-if: virtio-pci with MSI-X through irqfd instead of the
+  // level-triggered virtio-mmio line: an interrupt is an edge (coalesced
+  // while one is pending, cleared when the guest takes it), the raise costs
+  // irq_line (the irqfd write) and the guest reads no status and acks nothing.
+  void set_msix(bool on) { msix_ = on; }
+  bool msix() const { return msix_; }
+  void MsiTaken() { line_ = false; }
+  sim::Task ReadInterruptStatus(uint32_t* isr);
+  sim::Task InterruptAck(uint32_t bits);
+
+  const QemuDeviceStats& stats() const { return stats_; }
+  void ResetStats() { stats_.Reset(); }
+  int in_flight() const { return in_flight_; }
+
+ private:
+  sim::Task DiskIo(VirtQueueElement e);
+  sim::Task HandleOutput();  // the pop loop, BQL held
+  sim::Task MainLoop();
+
+  sim::Simulator* sim_;
+  Virtqueue* vq_;
+  Bql* bql_;
+  QemuCosts costs_;
+  IrqLineSink* irq_sink_ = nullptr;
+  uint32_t isr_ = 0;
+  bool line_ = false;
+  std::deque<VirtQueueElement> done_;  // completed by the disk, not yet seen by the main loop
+  sim::Signal done_signal_;
+  int in_flight_ = 0;
+  bool msix_ = false;
+  bool notify_pending_ = false;  // ioeventfd signalled, main loop not yet run
+  QemuDeviceStats stats_;
+};
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_QEMU_VIRTIO_BLK_DEVICE_H_
