@@ -161,6 +161,7 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
           .Key("tolerance_pct").Number(c.tolerance_pct)
           .Key("within").Bool(c.within)
           .Key("source").String(c.source)
+          .Key("known_gap").String(c.known_gap)
           .EndObject();
     }
   }
@@ -174,7 +175,8 @@ std::vector<std::vector<std::string>> CellRows(const std::vector<Reproduction>& 
     for (const Cell& c : rep.cells) {
       rows.push_back({c.scenario, c.variant, c.metric, Sig(c.published), Sig(c.modeled), Sig(c.ci95),
                       std::isfinite(c.error_pct) ? absl::StrFormat("%+.2f%%", c.error_pct) : "inf",
-                      absl::StrFormat("%g%%", c.tolerance_pct), c.role, c.within ? "ok" : "OUTSIDE"});
+                      absl::StrFormat("%g%%", c.tolerance_pct), c.role,
+                      c.within ? "ok" : (c.known_gap.empty() ? "OUTSIDE" : "OUTSIDE (known gap)")});
     }
   }
   return rows;
@@ -238,9 +240,19 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
           if (!c.within) ++outside;
         }
       }
+      std::string gaps;
+      for (const auto& rep : reps) {
+        for (const auto& c : rep.cells) {
+          if (!c.known_gap.empty()) {
+            absl::StrAppend(&gaps, "known gap, ", c.scenario, " / ", c.variant, " / ", c.metric, ": ",
+                            c.known_gap, "\n");
+          }
+        }
+      }
       return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"),
                           absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
-                                          outside));
+                                          outside),
+                          gaps);
     }
     case Format::kJson: {
       JsonWriter j;

@@ -1,6 +1,7 @@
 // The regression gate: a modeled value must stay inside its published
-// tolerance and must not move more than the baseline tolerance from the
-// checked-in baseline of modeled values (analysis/baseline.textproto).
+// tolerance (unless the cell documents a known gap) and must not move more
+// than the baseline tolerance from the checked-in baseline of modeled values
+// (analysis/baseline.textproto).
 #ifndef VIOSIM_ANALYSIS_GATE_H_
 #define VIOSIM_ANALYSIS_GATE_H_
 

@@ -113,6 +113,7 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
       c.tolerance_pct = p.tolerance_pct();
       c.within = std::fabs(c.error_pct) <= c.tolerance_pct;
       c.source = p.source();
+      c.known_gap = p.known_gap();
       rep.cells.push_back(std::move(c));
     }
   }

@@ -26,6 +26,7 @@ struct Cell {
   double tolerance_pct = 0;
   bool within = false;     // |error_pct| <= tolerance_pct
   std::string source;
+  std::string known_gap;  // the documented reason when the model misses
 };
 
 struct RunRequest {

@@ -44,6 +44,19 @@ TEST(GateTest, FailsWhenTheModeledValueMovesFromTheBaseline) {
   EXPECT_EQ(CheckGate({MakeCell("a", 100.4, 100, 5)}, base).failures, 0);
 }
 
+TEST(GateTest, AKnownGapPassesTheToleranceButNotADrift) {
+  Cell gap = MakeCell("a", 145, 100, 15);
+  gap.known_gap = "bounded by an estimate the cell tests";
+  viosim::Baseline base = BaselineOf({gap}, 0.5);
+  EXPECT_EQ(CheckGate({gap}, base).failures, 0);
+  Cell moved = gap;
+  moved.modeled = 150;
+  EXPECT_EQ(CheckGate({moved}, base).failures, 1);
+  Cell undocumented = gap;
+  undocumented.known_gap.clear();
+  EXPECT_EQ(CheckGate({undocumented}, base).failures, 1);
+}
+
 TEST(GateTest, FailsWhenACellIsMissingFromTheBaseline) {
   viosim::Baseline base = BaselineOf({MakeCell("a", 100.0, 100, 5)}, 0.5);
   GateReport r = CheckGate({MakeCell("b", 100.0, 100, 5)}, base);
