@@ -94,6 +94,7 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const Ru
   if (trace) out.trace_json = trace->Finish();
   out.warmup = sim::Time::Zero();
   out.duration = sim::Time::FromSecondsDouble(report->simulated_s);
+  out.batches = 0;  // fio's own ramp and steady-state rule set the window
   return out;
 }
 
