@@ -37,6 +37,17 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const Ru
   const std::string path = job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
   absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
   if (!jobs.ok()) return jobs.status();
+  if (const std::string& section = s.workload().fio().section(); !section.empty()) {
+    std::vector<fio::JobOptions> keep;
+    for (const fio::JobOptions& j : jobs->jobs) {
+      if (j.name == section) keep.push_back(j);
+    }
+    if (keep.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("field 'workload.fio.section': no job section '", section, "' in ", path));
+    }
+    jobs->jobs = std::move(keep);
+  }
   StackExtras extras;
   FioRunOptions fio_options;
   fio_options.extras = &extras;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "absl/strings/str_cat.h"
 #include "models/block/blk_mq.h"
 #include "models/block/host_costs.h"
@@ -15,6 +16,7 @@
 #include "models/qemu/bql.h"
 #include "models/qemu/virtio_blk_device.h"
 #include "models/virtio/guest/virtio_blk.h"
+#include "models/virtio/mq/virtio_blk_mq.h"
 #include "models/virtio/virtqueue.h"
 #include "models/nvme/nvme_device.h"
 #include "models/nvme/profile.h"
@@ -130,9 +132,19 @@ absl::StatusOr<sim::Time> CostOf(const Cost& c, const std::string& field, sim::T
   return *t;
 }
 
+// The blk-poll stack's extra metrics, in order.
+const std::vector<std::string>& VirtioMqMetrics() {
+  static const auto* names = new std::vector<std::string>{
+      "vcpu_util_pct", "vcpu_spin_pct", "interrupts_per_request", "polled_pct", "kicks_per_request",
+      "iothread_util_pct", "device_util_pct", "lat_guest_submit_us", "lat_kick_exit_us", "lat_host_submit_us",
+      "lat_device_us", "lat_host_complete_us", "lat_guest_complete_us"};
+  return *names;
+}
+
 }  // namespace
 
 std::vector<std::string> StackMetricNames(const Scenario& stack) {
+  if (stack.stack().has_virtio_blk_mq()) return VirtioMqMetrics();
   if (stack.stack().has_virtio_blk()) return VirtioMetrics();
   return {};
 }
@@ -151,6 +163,49 @@ sim::Task TraceWindow(sim::Simulator& sim, sim::TraceWriter& trace, std::vector<
   sim.set_trace(nullptr);
 }
 
+// A cost a stack needs from its scenario (no profile supplies it).
+struct RequiredCost {
+  const Cost* cost;
+  bool has;
+  std::string name;  // field path, for messages
+  models::Param<sim::Time>* out;
+};
+
+// Reads every required cost into its parameter, keeping the scenario's
+// source kind. InvalidArgument naming the first missing or bad field.
+absl::Status ReadRequiredCosts(absl::Span<const RequiredCost> fields) {
+  for (const RequiredCost& f : fields) {
+    if (!f.has) return absl::InvalidArgumentError(absl::StrCat("field '", f.name, "' is required"));
+    absl::StatusOr<sim::Time> t = CostOf(*f.cost, f.name + ".value", sim::Time::Zero(), true);
+    if (!t.ok()) return t.status();
+    *f.out = models::Param<sim::Time>{*t, {KindOf(f.cost->source()), "set by the scenario"}};
+  }
+  return absl::OkStatus();
+}
+
+// platform.lock_handoff, zero when unset.
+absl::StatusOr<sim::Time> LockHandoff(const Platform& p) {
+  if (!p.has_lock_handoff()) return sim::Time::Zero();
+  return TimeOf(p.lock_handoff().value());
+}
+
+// `n` CPUs named prefix0.. with the host's scheduler costs.
+std::vector<std::unique_ptr<models::Cpu>> MakeCpus(sim::Simulator& sim, int n, const std::string& prefix,
+                                                   const models::HostCosts& host) {
+  std::vector<std::unique_ptr<models::Cpu>> cpus;
+  for (int i = 0; i < n; ++i) {
+    cpus.push_back(std::make_unique<models::Cpu>(sim, i, absl::StrCat(prefix, i)));
+    cpus.back()->set_sched_costs(host.sched());
+  }
+  return cpus;
+}
+
+std::vector<models::Cpu*> Pointers(const std::vector<std::unique_ptr<models::Cpu>>& cpus) {
+  std::vector<models::Cpu*> out;
+  for (const auto& c : cpus) out.push_back(c.get());
+  return out;
+}
+
 // A KVM guest running fio on virtio_blk: vCPUs, KVM, QEMU, the device.
 absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::JobFile& jobs,
                                             const FioRunOptions& options, const fio::EngineCosts& engine,
@@ -161,16 +216,10 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
     return models::Param<sim::Time>{t, {KindOf(c.source()), "set by the scenario"}};
   };
   // Every cost must be given by the scenario (no profile exists for it).
-  struct Field {
-    const Cost* cost;
-    bool has;
-    std::string name;
-    models::Param<sim::Time>* out;
-  };
   models::KvmCosts kc;
   models::QemuCosts qc;
   models::VirtioBlkGuestCosts gc;
-  const Field fields[] = {
+  const RequiredCost fields[] = {
       {&k.mmio_exit_user(), k.has_mmio_exit_user(), "platform.kvm.mmio_exit_user", &kc.mmio_exit_user},
       {&k.irq_inject(), k.has_irq_inject(), "platform.kvm.irq_inject", &kc.irq_inject},
       {&k.irq_kick_exit(), k.has_irq_kick_exit(), "platform.kvm.irq_kick_exit", &kc.irq_kick_exit},
@@ -190,12 +239,7 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
       {&v.qemu_irq_line(), v.has_qemu_irq_line(), "stack.virtio_blk.qemu_irq_line", &qc.irq_line},
       {&v.disk_latency(), v.has_disk_latency(), "stack.virtio_blk.disk_latency", &qc.disk_latency},
   };
-  for (const Field& f : fields) {
-    if (!f.has) return absl::InvalidArgumentError(absl::StrCat("field '", f.name, "' is required"));
-    absl::StatusOr<sim::Time> t = CostOf(*f.cost, f.name + ".value", sim::Time::Zero(), true);
-    if (!t.ok()) return t.status();
-    *f.out = set(*t, *f.cost);
-  }
+  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
   kc.ioeventfd = k.ioeventfd();
   if (kc.ioeventfd) {
     if (!k.has_mmio_exit_kernel()) {
@@ -205,12 +249,9 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
     if (!t.ok()) return t.status();
     kc.mmio_exit_kernel = set(*t, k.mmio_exit_kernel());
   }
-  gc.lock_handoff.value = sim::Time::Zero();
-  if (stack.platform().has_lock_handoff()) {
-    absl::StatusOr<sim::Time> t = TimeOf(stack.platform().lock_handoff().value());
-    if (!t.ok()) return t.status();
-    gc.lock_handoff.value = *t;
-  }
+  absl::StatusOr<sim::Time> handoff = LockHandoff(stack.platform());
+  if (!handoff.ok()) return handoff.status();
+  gc.lock_handoff.value = *handoff;
   if (v.irq_cpu() >= ncpus) {
     return absl::InvalidArgumentError("field 'stack.virtio_blk.irq_cpu': no such vCPU (platform.cpus)");
   }
@@ -219,13 +260,8 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
   }
 
   sim::Simulator sim;
-  std::vector<std::unique_ptr<models::Cpu>> cpus;
-  std::vector<models::Cpu*> cpu_ptrs;
-  for (int i = 0; i < ncpus; ++i) {
-    cpus.push_back(std::make_unique<models::Cpu>(sim, i, absl::StrCat("vcpu", i)));
-    cpus.back()->set_sched_costs(host.sched());
-    cpu_ptrs.push_back(cpus.back().get());
-  }
+  std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "vcpu", host);
+  std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
   models::VirtqueueFeatures features;
   features.event_idx = v.event_idx();
   features.indirect_desc = true;
@@ -314,11 +350,120 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
   return report;
 }
 
+// The blk-poll stack: a 4-vCPU x86 KVM guest, multiqueue virtio_blk with
+// blk_mq_ops->poll(), one QEMU IOThread, an NVMe device.
+absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::JobFile& jobs,
+                                              const FioRunOptions& options, const fio::EngineCosts& engine,
+                                              const models::HostCosts& host, int ncpus) {
+  const Stack::VirtioBlkMq& v = stack.stack().virtio_blk_mq();
+  const KvmCosts& k = stack.platform().kvm();
+  models::KvmCosts kc;
+  models::VirtioBlkMqCosts c;
+  const RequiredCost fields[] = {
+      {&k.mmio_exit_kernel(), k.has_mmio_exit_kernel(), "platform.kvm.mmio_exit_kernel", &kc.mmio_exit_kernel},
+      {&k.irq_inject(), k.has_irq_inject(), "platform.kvm.irq_inject", &kc.irq_inject},
+      {&k.irq_kick_exit(), k.has_irq_kick_exit(), "platform.kvm.irq_kick_exit", &kc.irq_kick_exit},
+      {&v.submit(), v.has_submit(), "stack.virtio_blk_mq.submit", &c.submit},
+      {&v.per_page(), v.has_per_page(), "stack.virtio_blk_mq.per_page", &c.per_page},
+      {&v.add_sgs(), v.has_add_sgs(), "stack.virtio_blk_mq.add_sgs", &c.add_sgs},
+      {&v.kick_prepare(), v.has_kick_prepare(), "stack.virtio_blk_mq.kick_prepare", &c.kick_prepare},
+      {&v.irq_entry(), v.has_irq_entry(), "stack.virtio_blk_mq.irq_entry", &c.irq_entry},
+      {&v.complete(), v.has_complete(), "stack.virtio_blk_mq.complete", &c.complete},
+      {&v.poll_detect(), v.has_poll_detect(), "stack.virtio_blk_mq.poll_detect", &c.poll_detect},
+      {&v.iothread_wakeup(), v.has_iothread_wakeup(), "stack.virtio_blk_mq.iothread_wakeup", &c.iothread_wakeup},
+      {&v.iothread_submit(), v.has_iothread_submit(), "stack.virtio_blk_mq.iothread_submit", &c.iothread_submit},
+      {&v.iothread_complete(), v.has_iothread_complete(), "stack.virtio_blk_mq.iothread_complete",
+       &c.iothread_complete},
+      {&v.host_irq(), v.has_host_irq(), "stack.virtio_blk_mq.host_irq", &c.host_irq},
+      {&v.poll_window(), v.has_poll_window(), "stack.virtio_blk_mq.poll_window", &c.poll_window},
+      {&v.read_latency(), v.has_read_latency(), "stack.virtio_blk_mq.read_latency", &c.read_latency},
+      {&v.write_latency(), v.has_write_latency(), "stack.virtio_blk_mq.write_latency", &c.write_latency},
+  };
+  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
+  if (!v.has_read_bandwidth() || !v.has_write_bandwidth()) {
+    return absl::InvalidArgumentError("fields 'stack.virtio_blk_mq.read_bandwidth' and 'write_bandwidth' are required");
+  }
+  c.read_bandwidth.value = v.read_bandwidth();
+  c.write_bandwidth.value = v.write_bandwidth();
+  kc.ioeventfd = true;
+  absl::StatusOr<sim::Time> handoff = LockHandoff(stack.platform());
+  if (!handoff.ok()) return handoff.status();
+  c.lock_handoff.value = *handoff;
+  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+    return absl::InvalidArgumentError("field 'stack.virtio_blk_mq.ring_size': not a power of two");
+  }
+
+  sim::Simulator sim;
+  std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "vcpu", host);
+  std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
+  models::Kvm kvm(sim, kc);
+  models::VirtioBlkMq blk(sim, cpu_ptrs, kvm, c, v.ring_size(), v.event_idx());
+  if (options.trace != nullptr) {
+    sim.Spawn(TraceWindow(sim, *options.trace, cpu_ptrs, options.trace_start, options.trace_window));
+  }
+  fio::WorkloadControl control;
+  control.seed = stack.run().seed();
+  const Workload::Fio& wf = stack.workload().fio();
+  control.target_rel_ci = (options.target_ci_pct ? *options.target_ci_pct : wf.target_ci_pct()) / 100;
+  absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
+  if (!max_group.ok()) return max_group.status();
+  control.max_group_time = *max_group;
+  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, control);
+  fio::FioReport report = workload.Run();
+  report.stack = stack.name();
+
+  if (options.extras != nullptr) {
+    StackExtras& x = *options.extras;
+    const models::VirtioBlkMqStats& bs = blk.stats();
+    const double done = static_cast<double>(bs.irq_completions + bs.polled_completions);
+    const double reqs = done > 0 ? done : 1;
+    // Utilisations over [reset, last completion]: the group's run, without
+    // the idle tail after its jobs ended.
+    double window = (bs.last_completion - bs.since).ToSeconds();
+    if (window <= 0) window = 1;
+    double busy = 0, poll = 0;
+    for (const auto& cp : cpus) {
+      busy += cp->BusyTime().ToSeconds();
+      poll += cp->TimeInContext(models::ExecContext::kPoll).ToSeconds();
+    }
+    const double values[] = {
+        std::min(100.0, 100.0 * busy / window / ncpus),
+        std::min(100.0, 100.0 * poll / window / ncpus),
+        static_cast<double>(bs.interrupts) / reqs,
+        100.0 * static_cast<double>(bs.polled_completions) / reqs,
+        static_cast<double>(bs.kicks) / reqs,
+        100.0 * bs.iothread_busy_ns * 1e-9 / window,
+        100.0 * bs.link_busy_ns * 1e-9 / window,
+        bs.guest_submit_ns / reqs / 1000,
+        bs.kick_ns / reqs / 1000,
+        bs.host_ns / reqs / 1000,
+        bs.device_ns / reqs / 1000,
+        bs.host_complete_ns / reqs / 1000,
+        bs.guest_complete_ns / reqs / 1000,
+    };
+    for (size_t i = 0; i < VirtioMqMetrics().size(); ++i) x.metrics.push_back({VirtioMqMetrics()[i], values[i]});
+    for (int q = 0; q < blk.num_queues(); ++q) x.locks.push_back({absl::StrCat("vq_lock", q), blk.vq_lock(q).stat()});
+    for (int st = 0; st < models::kCpuStates; ++st) {
+      x.cpu_states.push_back(models::CpuStateName(static_cast<models::CpuState>(st)));
+    }
+    for (const auto& cp : cpus) {
+      StackExtras::CpuShares row;
+      row.name = cp->name();
+      for (int st = 0; st < models::kCpuStates; ++st) {
+        row.pct.push_back(100.0 * cp->Share(static_cast<models::CpuState>(st)));
+      }
+      row.irq_off_pct = 100.0 * cp->IrqOffTime().ToSeconds() / window;
+      x.cpus.push_back(row);
+    }
+  }
+  return report;
+}
+
 }  // namespace
 
 absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile& jobs,
                                       const FioRunOptions& options) {
-  if (!stack.stack().has_nvme() && !stack.stack().has_virtio_blk()) {
+  if (!stack.stack().has_nvme() && !stack.stack().has_virtio_blk() && !stack.stack().has_virtio_blk_mq()) {
     return absl::InvalidArgumentError("field 'stack.nvme': the stack scenario has no block device to run fio on");
   }
   absl::StatusOr<models::HostCosts> host = HostCostsOf(stack.platform());
@@ -359,15 +504,11 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
   }
 
   if (virtio) return RunFioVirtio(stack, jobs, options, engine, *host, ncpus);
+  if (stack.stack().has_virtio_blk_mq()) return RunFioVirtioMq(stack, jobs, options, engine, *host, ncpus);
 
   sim::Simulator sim;
-  std::vector<std::unique_ptr<models::Cpu>> cpus;
-  std::vector<models::Cpu*> cpu_ptrs;
-  for (int i = 0; i < ncpus; ++i) {
-    cpus.push_back(std::make_unique<models::Cpu>(sim, i, absl::StrCat("cpu", i)));
-    cpus.back()->set_sched_costs(host->sched());
-    cpu_ptrs.push_back(cpus.back().get());
-  }
+  std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "cpu", *host);
+  std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
   models::NvmeDevice device(sim, *profile);
   models::BlkMqParams params;
   if (stack.stack().nvme().has_queue_depth()) params.queue_depth = stack.stack().nvme().queue_depth();

@@ -1,0 +1,164 @@
+// The blk-poll stack's two completion paths: a polled request never takes
+// the interrupt path, and a vq's interrupts are off exactly while it has
+// polled requests in flight.
+#include "models/virtio/mq/virtio_blk_mq.h"
+
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "models/block/block_stack.h"
+#include "models/cpu/cpu.h"
+#include "models/kvm/kvm.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+
+namespace models {
+namespace {
+
+using sim::Time;
+
+VirtioBlkMqCosts TestCosts() {
+  VirtioBlkMqCosts c;
+  c.submit.value = Time::Nanos(1000);
+  c.per_page.value = Time::Nanos(100);
+  c.add_sgs.value = Time::Nanos(300);
+  c.kick_prepare.value = Time::Nanos(100);
+  c.irq_entry.value = Time::Nanos(500);
+  c.complete.value = Time::Nanos(500);
+  c.poll_detect.value = Time::Nanos(100);
+  c.lock_handoff.value = Time::Nanos(50);
+  c.iothread_wakeup.value = Time::Micros(2);
+  c.iothread_submit.value = Time::Micros(1);
+  c.iothread_complete.value = Time::Micros(1);
+  c.host_irq.value = Time::Micros(1);
+  c.poll_window.value = Time::Micros(32);
+  c.read_latency.value = Time::Micros(6);
+  c.write_latency.value = Time::Micros(8);
+  c.read_bandwidth.value = 2.3e9;
+  c.write_bandwidth.value = 2.1e9;
+  return c;
+}
+
+struct Sink : CompletionSink {
+  int completions = 0;
+  void Complete(BlockRequest& rq, Cpu& cpu) override {
+    (void)rq;
+    (void)cpu;
+    ++completions;
+  }
+};
+
+struct Rig {
+  Rig() : kvm(sim, KvmCostsOf()) {
+    for (int i = 0; i < 4; ++i) {
+      cpus.push_back(std::make_unique<Cpu>(sim, i, "vcpu"));
+      ptrs.push_back(cpus.back().get());
+    }
+    blk = std::make_unique<VirtioBlkMq>(sim, ptrs, kvm, TestCosts(), 256, true);
+  }
+  static KvmCosts KvmCostsOf() {
+    KvmCosts k;
+    k.ioeventfd = true;
+    k.mmio_exit_kernel.value = Time::Nanos(1200);
+    k.irq_inject.value = Time::Nanos(1500);
+    k.irq_kick_exit.value = Time::Nanos(1000);
+    return k;
+  }
+  sim::Simulator sim;
+  Kvm kvm;
+  std::vector<std::unique_ptr<Cpu>> cpus;
+  std::vector<Cpu*> ptrs;
+  std::unique_ptr<VirtioBlkMq> blk;
+  Sink sink;
+};
+
+// Submits `n` requests one after the other on `cpu` (sync: each completes
+// before the next), polling or waiting for the interrupt.
+sim::Task Issue(Rig& rig, Cpu& cpu, BlockRequest& rq, int n, bool polled) {
+  for (int i = 0; i < n; ++i) {
+    rq.polled = polled;
+    co_await rig.blk->Submit(cpu, rq, true);
+    if (polled) {
+      co_await rig.blk->Poll(cpu, rq);
+    } else {
+      while (!rq.done) co_await rig.sim.Delay(Time::Nanos(100));
+    }
+  }
+}
+
+// Samples vq `q`'s callback state every 100ns while `rq` is in flight.
+sim::Task Watch(Rig& rig, int q, BlockRequest& rq, int* off_in_flight, int* on_in_flight) {
+  for (int i = 0; i < 2000; ++i) {
+    co_await rig.sim.Delay(Time::Nanos(100));
+    if (rig.blk->num_hipri(q) > 0) {
+      if (rig.blk->cb_enabled(q)) {
+        ++*on_in_flight;
+      } else {
+        ++*off_in_flight;
+      }
+    }
+    (void)rq;
+  }
+}
+
+TEST(VirtioBlkMqTest, PolledCompletionNeverTakesTheInterruptPath) {
+  Rig rig;
+  BlockRequest rq;
+  rq.bytes = 4096;
+  rq.sink = &rig.sink;
+  rig.sim.Spawn(Issue(rig, *rig.ptrs[0], rq, 20, /*polled=*/true));
+  rig.sim.RunUntil(Time::Millis(5));
+  EXPECT_EQ(rig.sink.completions, 20);
+  EXPECT_EQ(rig.blk->stats().polled_completions, 20u);
+  EXPECT_EQ(rig.blk->stats().irq_completions, 0u);
+  EXPECT_EQ(rig.blk->stats().interrupts, 0u);
+  EXPECT_EQ(rig.blk->stats().spurious_interrupts, 0u);
+  EXPECT_EQ(rig.kvm.stats().exits[static_cast<int>(ExitKind::kIrqKick)], 0u);
+}
+
+TEST(VirtioBlkMqTest, InterruptCompletionTakesOneInterruptPerRequest) {
+  Rig rig;
+  BlockRequest rq;
+  rq.bytes = 4096;
+  rq.sink = &rig.sink;
+  rig.sim.Spawn(Issue(rig, *rig.ptrs[1], rq, 20, /*polled=*/false));
+  rig.sim.RunUntil(Time::Millis(5));
+  EXPECT_EQ(rig.sink.completions, 20);
+  EXPECT_EQ(rig.blk->stats().irq_completions, 20u);
+  EXPECT_EQ(rig.blk->stats().polled_completions, 0u);
+  EXPECT_EQ(rig.blk->stats().interrupts, 20u);
+}
+
+TEST(VirtioBlkMqTest, InterruptsOffWhilePolledRequestsInFlightAndBackOnAfter) {
+  Rig rig;
+  BlockRequest rq;
+  rq.bytes = 4096;
+  rq.sink = &rig.sink;
+  int off = 0, on = 0;
+  EXPECT_TRUE(rig.blk->cb_enabled(2));
+  rig.sim.Spawn(Issue(rig, *rig.ptrs[2], rq, 5, /*polled=*/true));
+  rig.sim.Spawn(Watch(rig, 2, rq, &off, &on));
+  rig.sim.RunUntil(Time::Millis(1));
+  EXPECT_EQ(rig.sink.completions, 5);
+  EXPECT_GT(off, 0);
+  EXPECT_EQ(on, 0);
+  // Every polled request has been reaped: interrupts are on again, and the
+  // other vqs were never touched.
+  EXPECT_EQ(rig.blk->num_hipri(2), 0);
+  EXPECT_TRUE(rig.blk->cb_enabled(2));
+  EXPECT_EQ(rig.blk->stats().cb_disables, 5u);
+  EXPECT_EQ(rig.blk->stats().cb_enables, 5u);
+  for (int q : {0, 1, 3}) EXPECT_TRUE(rig.blk->cb_enabled(q));
+  // A request without HIPRI afterwards completes by interrupt.
+  BlockRequest lo;
+  lo.bytes = 4096;
+  lo.sink = &rig.sink;
+  rig.sim.Spawn(Issue(rig, *rig.ptrs[2], lo, 1, /*polled=*/false));
+  rig.sim.RunUntil(Time::Millis(2));
+  EXPECT_EQ(rig.blk->stats().interrupts, 1u);
+  EXPECT_EQ(rig.blk->stats().irq_completions, 1u);
+}
+
+}  // namespace
+}  // namespace models
