@@ -163,6 +163,19 @@ sim::Task TraceWindow(sim::Simulator& sim, sim::TraceWriter& trace, std::vector<
   sim.set_trace(nullptr);
 }
 
+// The run control of the scenario's fio workload: seed, steady-state
+// target (the option overrides the scenario's), time cap.
+absl::StatusOr<fio::WorkloadControl> ControlOf(const Scenario& stack, const FioRunOptions& options) {
+  fio::WorkloadControl control;
+  control.seed = stack.run().seed();
+  const Workload::Fio& wf = stack.workload().fio();
+  control.target_rel_ci = (options.target_ci_pct ? *options.target_ci_pct : wf.target_ci_pct()) / 100;
+  absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
+  if (!max_group.ok()) return max_group.status();
+  control.max_group_time = *max_group;
+  return control;
+}
+
 // A cost a stack needs from its scenario (no profile supplies it).
 struct RequiredCost {
   const Cost* cost;
@@ -280,14 +293,9 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
     sim.Spawn(TraceWindow(sim, *options.trace, cpu_ptrs, options.trace_start, options.trace_window));
   }
 
-  fio::WorkloadControl control;
-  control.seed = stack.run().seed();
-  const Workload::Fio& wf = stack.workload().fio();
-  control.target_rel_ci = (options.target_ci_pct ? *options.target_ci_pct : wf.target_ci_pct()) / 100;
-  absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
-  if (!max_group.ok()) return max_group.status();
-  control.max_group_time = *max_group;
-  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, control);
+  absl::StatusOr<fio::WorkloadControl> control = ControlOf(stack, options);
+  if (!control.ok()) return control.status();
+  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, *control);
   fio::FioReport report = workload.Run();
   report.stack = stack.name();
 
@@ -401,14 +409,9 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
   if (options.trace != nullptr) {
     sim.Spawn(TraceWindow(sim, *options.trace, cpu_ptrs, options.trace_start, options.trace_window));
   }
-  fio::WorkloadControl control;
-  control.seed = stack.run().seed();
-  const Workload::Fio& wf = stack.workload().fio();
-  control.target_rel_ci = (options.target_ci_pct ? *options.target_ci_pct : wf.target_ci_pct()) / 100;
-  absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
-  if (!max_group.ok()) return max_group.status();
-  control.max_group_time = *max_group;
-  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, control);
+  absl::StatusOr<fio::WorkloadControl> control = ControlOf(stack, options);
+  if (!control.ok()) return control.status();
+  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, *control);
   fio::FioReport report = workload.Run();
   report.stack = stack.name();
 
@@ -515,14 +518,9 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
   params.poll_queues = stack.stack().nvme().poll_queues();
   models::BlkMq blk(sim, cpu_ptrs, device, *host, params);
 
-  fio::WorkloadControl control;
-  control.seed = stack.run().seed();
-  const Workload::Fio& wf = stack.workload().fio();
-  control.target_rel_ci = (options.target_ci_pct ? *options.target_ci_pct : wf.target_ci_pct()) / 100;
-  absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
-  if (!max_group.ok()) return max_group.status();
-  control.max_group_time = *max_group;
-  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, control);
+  absl::StatusOr<fio::WorkloadControl> control = ControlOf(stack, options);
+  if (!control.ok()) return control.status();
+  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, *control);
   fio::FioReport report = workload.Run();
   report.stack = stack.name();
   return report;
