@@ -11,6 +11,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -282,6 +283,54 @@ std::vector<std::string> VariantNamesOf(const Scenario& s) {
   for (const Variant& v : s.variant()) names.push_back(v.name());
   if (names.empty()) names.push_back(kBaseVariant);
   return names;
+}
+
+// Turns `matrix` into variants ("<row>-<column>", the row's overlay merged
+// with the column's) appended after the listed ones, then clears it. Axis
+// names must be non-empty and unique; overlays may not nest variants,
+// published cells or matrices (CheckScenarioRules checks the first two on
+// the generated variants).
+void ExpandMatrix(Scenario* s, const ParseInfoTree* tree, Diagnostics* d) {
+  if (!s->has_matrix()) return;
+  const FieldDescriptor* matrix_f = Scenario::descriptor()->FindFieldByNumber(Scenario::kMatrixFieldNumber);
+  const Loc where = LocationIn(tree, matrix_f, -1, Loc{});
+  const VariantMatrix& m = s->matrix();
+  bool ok = true;
+  for (const auto* axis : {&m.row(), &m.column()}) {
+    const std::string which = axis == &m.row() ? "matrix.row" : "matrix.column";
+    absl::flat_hash_set<std::string> seen;
+    for (int i = 0; i < axis->size(); ++i) {
+      const VariantMatrix::Axis& a = axis->Get(i);
+      const std::string path = absl::StrCat(which, "[", i, "]");
+      if (a.name().empty()) {
+        d->Add(where, path + ".name", "a matrix row or column needs a non-empty name");
+        ok = false;
+      } else if (!seen.insert(a.name()).second) {
+        d->Add(where, path + ".name", absl::StrCat("duplicate name '", a.name(), "'"));
+        ok = false;
+      }
+      if (a.overlay().has_matrix()) {
+        d->Add(where, path + ".overlay.matrix", "an overlay may not contain a matrix");
+        ok = false;
+      }
+    }
+  }
+  if (m.row_size() == 0 || m.column_size() == 0) {
+    d->Add(where, "matrix", "a matrix needs at least one row and one column");
+    ok = false;
+  }
+  if (!ok) return;
+  for (const VariantMatrix::Axis& r : m.row()) {
+    for (const VariantMatrix::Axis& c : m.column()) {
+      Variant* v = s->add_variant();
+      v->set_name(absl::StrCat(r.name(), "-", c.name()));
+      v->set_description(absl::StrCat(r.description(), r.description().empty() || c.description().empty() ? "" : ", ",
+                                       c.description()));
+      *v->mutable_overlay() = r.overlay();
+      v->mutable_overlay()->MergeFrom(c.overlay());
+    }
+  }
+  s->clear_matrix();
 }
 
 // The rules that involve more than one field: variant names, overlays and
@@ -1081,7 +1130,10 @@ absl::StatusOr<ScenarioFile> ParseScenarioText(const std::string& path,
   // Values are checked even after a parse error (those read are complete);
   // the cross-field rules only on a complete message.
   CheckValues(file.scenario, tree.get(), "", Loc{}, &d);
-  if (complete) CheckScenarioRules(file.scenario, tree.get(), &d);
+  if (complete) {
+    ExpandMatrix(&file.scenario, tree.get(), &d);
+    CheckScenarioRules(file.scenario, tree.get(), &d);
+  }
   if (!d.empty()) return d.ToStatus();
   file.locations = std::move(tree);
   return file;

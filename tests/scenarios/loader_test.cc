@@ -621,3 +621,46 @@ TEST(BaselineTest, ErrorsNameFileLineColumnAndField) {
 
 }  // namespace
 }  // namespace viosim
+
+namespace viosim {
+namespace {
+
+TEST(VariantMatrixTest, RowsTimesColumnsBecomeVariantsInOrder) {
+  absl::StatusOr<ScenarioFile> f = ParseScenarioText("m.textproto", R"(
+variant { name: "plain" }
+matrix {
+  row { name: "a" overlay { run { seed: 7 } } }
+  row { name: "b" overlay { run { seed: 8 batches: 5 } } }
+  column { name: "x" overlay { run { batches: 3 } } }
+  column { name: "y" }
+}
+published { variant: "b-x" metric: "m" value: 1 role: PREDICTION tolerance_pct: 1 }
+)");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(VariantNames(*f), (std::vector<std::string>{"plain", "a-x", "a-y", "b-x", "b-y"}));
+  absl::StatusOr<Scenario> bx = ResolveVariant(*f, "b-x", {});
+  ASSERT_TRUE(bx.ok()) << bx.status();
+  EXPECT_EQ(bx->run().seed(), 8u);
+  EXPECT_EQ(bx->run().batches(), 3) << "the column's set fields win";
+  absl::StatusOr<Scenario> by = ResolveVariant(*f, "b-y", {});
+  ASSERT_TRUE(by.ok());
+  EXPECT_EQ(by->run().batches(), 5);
+  EXPECT_FALSE(bx->has_matrix());
+}
+
+TEST(VariantMatrixTest, BadMatricesAreReportedWithThePlace) {
+  absl::StatusOr<ScenarioFile> empty = ParseScenarioText("e.textproto", "matrix { row { name: \"a\" } }\n");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(std::string(empty.status().message()), HasSubstr("e.textproto:1:1: field 'matrix'"));
+  absl::StatusOr<ScenarioFile> dup = ParseScenarioText(
+      "d.textproto", "matrix { row { name: \"a\" } row { name: \"a\" } column { name: \"x\" } }\n");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_THAT(std::string(dup.status().message()), HasSubstr("matrix.row[1].name': duplicate name 'a'"));
+  absl::StatusOr<ScenarioFile> clash = ParseScenarioText(
+      "c.textproto", "variant { name: \"a-x\" }\nmatrix { row { name: \"a\" } column { name: \"x\" } }\n");
+  ASSERT_FALSE(clash.ok());
+  EXPECT_THAT(std::string(clash.status().message()), HasSubstr("duplicate variant name 'a-x'"));
+}
+
+}  // namespace
+}  // namespace viosim
