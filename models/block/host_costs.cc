@@ -1,7 +1,7 @@
-// Host cost figures. The research notes cited (costs.md, storage.md,
-// virt.md) are in the project's shared research folder; they found no
-// per-function measurement of the bare-metal block path, so most figures
-// here are estimates, chosen to fit inside these sourced totals:
+// Host cost figures. No per-function measurement of the bare-metal block
+// path was found (the section marks below name the survey notes that
+// collected the published figures), so most figures here are estimates,
+// chosen to fit inside these sourced totals:
 //
 //   - fio libaio QD32 4 KiB random read on a P4600 (spdk/spdk issue #968,
 //     2019): slat 2.0 us mean for the whole io_submit(1) path (syscall,

@@ -1,6 +1,5 @@
-// Device profiles. Each number says where it comes from; the research
-// notes cited are in the project's shared research folder (storage.md,
-// costs.md).
+// Device profiles. Each number says where it comes from: the published
+// measurement or specification, or the table it was derived from.
 #include "models/nvme/profile.h"
 
 namespace models {
