@@ -185,14 +185,13 @@ void Cpu::EndSpin() {
   if (current_ == nullptr) StartNext();
 }
 
-void Cpu::TraceState(CpuState next) {
+void Cpu::TraceStateEnd() {
   sim::TraceWriter* t = sim_->trace();
   const sim::Time now = sim_->Now();
   if (state_ != CpuState::kIdle && now > state_since_) {
     t->Complete(kTracePid, id_, CpuStateName(state_), state_since_, now - state_since_, "cpu");
   }
   state_since_ = now;
-  (void)next;
 }
 
 }  // namespace models

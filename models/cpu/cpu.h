@@ -96,7 +96,7 @@ class Cpu {
   void SetState(CpuState s) {
     if (s == state_) return;
     occupancy_.Set(static_cast<int>(s), sim_->Now());
-    if (sim_->trace() != nullptr) TraceState(s);
+    if (sim_->trace() != nullptr) TraceStateEnd();
     state_ = s;
   }
 
@@ -228,7 +228,8 @@ class Cpu {
   void NameTraceTrack(sim::TraceWriter& t);
 
  private:
-  void TraceState(CpuState next);
+  // Closes the trace slice of the state being left.
+  void TraceStateEnd();
 
   // The Exec engine.
   struct Queue {
