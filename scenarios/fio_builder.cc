@@ -250,6 +250,8 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
       {&v.qemu_mmio_register(), v.has_qemu_mmio_register(), "stack.virtio_blk.qemu_mmio_register",
        &qc.mmio_register},
       {&v.qemu_irq_line(), v.has_qemu_irq_line(), "stack.virtio_blk.qemu_irq_line", &qc.irq_line},
+      {&v.qemu_exit_userspace(), v.has_qemu_exit_userspace(), "stack.virtio_blk.qemu_exit_userspace",
+       &qc.exit_userspace},
       {&v.disk_latency(), v.has_disk_latency(), "stack.virtio_blk.disk_latency", &qc.disk_latency},
   };
   if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;

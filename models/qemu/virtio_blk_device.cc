@@ -9,8 +9,13 @@ VirtioBlkDevice::VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, c
 
 void VirtioBlkDevice::Start() { sim_->Spawn(MainLoop()); }
 
-sim::Task VirtioBlkDevice::QueueNotify() {
+sim::Task VirtioBlkDevice::LockForExit() {
   co_await bql_->Lock();
+  co_await sim_->Delay(costs_.exit_userspace.value);
+}
+
+sim::Task VirtioBlkDevice::QueueNotify() {
+  co_await LockForExit();
   co_await HandleOutput();
   bql_->Unlock();
 }
@@ -73,14 +78,14 @@ sim::Task VirtioBlkDevice::MainLoop() {
 }
 
 sim::Task VirtioBlkDevice::ReadInterruptStatus(uint32_t* isr) {
-  co_await bql_->Lock();
+  co_await LockForExit();
   co_await sim_->Delay(costs_.mmio_register.value);
   *isr = isr_;
   bql_->Unlock();
 }
 
 sim::Task VirtioBlkDevice::InterruptAck(uint32_t bits) {
-  co_await bql_->Lock();
+  co_await LockForExit();
   co_await sim_->Delay(costs_.mmio_register.value);
   isr_ &= ~bits;
   if (isr_ == 0 && line_) {

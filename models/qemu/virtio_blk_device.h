@@ -24,6 +24,13 @@
 // (irq_line). The guest sees an interrupt when the level goes from low to
 // high (a level-triggered SPI through the vGIC).
 //
+// Every userspace exit also costs the vCPU thread's own path between
+// ioctl(KVM_RUN) returning and the next KVM_RUN (exit_userspace:
+// kvm_arch_post_run, the exit_reason switch, address_space_rw's region
+// lookup, kvm_arch_pre_run). QEMU 2.0's kvm_cpu_exec takes the BQL right
+// after KVM_RUN returns and drops it just before re-entry, so that path is
+// serialized with all device emulation.
+//
 // Guest register accesses (each one a userspace exit, run by the trapping
 // vCPU thread under the BQL): InterruptStatus read returns isr;
 // InterruptACK write clears the acknowledged bits and, at zero, lowers the
@@ -44,6 +51,7 @@
 namespace models {
 
 struct QemuCosts {
+  Param<sim::Time> exit_userspace;   // per userspace exit, kvm_cpu_exec's own path, under the BQL
   Param<sim::Time> notify_dispatch;  // per QueueNotify exit, under the BQL
   Param<sim::Time> pop_submit;       // per popped request, under the BQL
   Param<sim::Time> main_wakeup;      // main loop: ppoll return, eventfd read, io_getevents
@@ -100,6 +108,7 @@ class VirtioBlkDevice {
  private:
   sim::Task DiskIo(VirtQueueElement e);
   sim::Task HandleOutput();  // the pop loop, BQL held
+  sim::Task LockForExit();   // a userspace exit: take the BQL, then kvm_cpu_exec's own path
   sim::Task MainLoop();
 
   sim::Simulator* sim_;
