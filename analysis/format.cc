@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -57,22 +58,38 @@ std::string Sig(double v) {
   return Num(v, d);
 }
 
+// A confidence half-width, "-" when none was computed.
+std::string Ci(const std::optional<double>& ci) { return ci ? Sig(*ci) : "-"; }
+
+// The same for JSON (null when none) and CSV (an empty field).
+void CiJson(const std::optional<double>& ci, JsonWriter& j) {
+  if (ci) {
+    j.Number(*ci);
+  } else {
+    j.Null();
+  }
+}
+std::string CiCsv(const std::optional<double>& ci) { return ci ? FormatNumber(*ci) : ""; }
+
 void RunText(const std::string& scenario, const std::string& description,
              const std::vector<viosim::VariantResult>& results, std::string* out) {
   absl::StrAppend(out, "scenario ", scenario, description.empty() ? "" : ": ", description, "\n");
   for (const viosim::VariantResult& r : results) {
     absl::StrAppend(out, "\n== variant ", r.variant, r.description.empty() ? "" : ": ", r.description, "\n");
     if (r.batches > 0) {
-      absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n\n",
+      absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n",
                                            r.seed, sim::FormatTime(r.warmup), sim::FormatTime(r.duration),
                                            r.batches, r.events));
     } else {
       // An fio workload: its own ramp and steady-state rule set the window.
-      absl::StrAppend(out, absl::StrFormat("   seed %d, simulated %s (fio job: ramp, then until steady or done)\n\n",
+      absl::StrAppend(out, absl::StrFormat("   seed %d, simulated %s (fio job: ramp, then until steady or done)\n",
                                            r.seed, sim::FormatTime(r.duration)));
     }
+    if (!r.bound_detail.empty()) absl::StrAppend(out, "   bound: ", r.bound_detail, "\n");
+    absl::StrAppend(out, "\n");
+    // "-": no interval computed for the metric.
     std::vector<std::vector<std::string>> rows = {{"metric", "value", "95% CI +/-"}};
-    for (const sim::MetricEstimate& m : r.metrics) rows.push_back({m.name, Sig(m.value), Sig(m.ci95)});
+    for (const sim::MetricEstimate& m : r.metrics) rows.push_back({m.name, Sig(m.value), Ci(m.ci95)});
     absl::StrAppend(out, Table(rows, "   "));
     if (!r.locks.empty()) {
       absl::StrAppend(out, "\n   lock_stat (as /proc/lock_stat; times in us, waittime over contended "
@@ -114,8 +131,9 @@ void RunJson(const std::string& scenario, const std::vector<viosim::VariantResul
     j.Key("metrics").BeginObject();
     for (const auto& m : r.metrics) j.Key(m.name).Number(m.value);
     j.EndObject().Key("ci95").BeginObject();
-    for (const auto& m : r.metrics) j.Key(m.name).Number(m.ci95);
+    for (const auto& m : r.metrics) CiJson(m.ci95, j.Key(m.name));
     j.EndObject();
+    if (!r.bound.empty()) j.Key("bound").String(r.bound).Key("bound_detail").String(r.bound_detail);
     j.Key("seed").Uint(r.seed);
     j.Key("warmup_s").Number(r.warmup.ToSeconds());
     j.Key("duration_s").Number(r.duration.ToSeconds());
@@ -160,9 +178,9 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
           .Key("variant").String(c.variant)
           .Key("metric").String(c.metric)
           .Key("published").Number(c.published)
-          .Key("modeled").Number(c.modeled)
-          .Key("ci95").Number(c.ci95)
-          .Key("error_pct").Number(c.error_pct)
+          .Key("modeled").Number(c.modeled);
+      CiJson(c.ci95, j.Key("ci95"));
+      j.Key("error_pct").Number(c.error_pct)
           .Key("role").String(c.role)
           .Key("tolerance_pct").Number(c.tolerance_pct)
           .Key("within").Bool(c.within)
@@ -179,7 +197,7 @@ std::vector<std::vector<std::string>> CellRows(const std::vector<Reproduction>& 
       {"scenario", "variant", "metric", "published", "modeled", "95% CI +/-", "error", "tolerance", "role", ""}};
   for (const Reproduction& rep : reps) {
     for (const Cell& c : rep.cells) {
-      rows.push_back({c.scenario, c.variant, c.metric, Sig(c.published), Sig(c.modeled), Sig(c.ci95),
+      rows.push_back({c.scenario, c.variant, c.metric, Sig(c.published), Sig(c.modeled), Ci(c.ci95),
                       std::isfinite(c.error_pct) ? absl::StrFormat("%+.2f%%", c.error_pct) : "inf",
                       absl::StrFormat("%g%%", c.tolerance_pct), c.role,
                       c.within ? "ok" : (c.known_gap.empty() ? "OUTSIDE" : "OUTSIDE (known gap)")});
@@ -192,7 +210,7 @@ const char* kCellCsvHeader = "scenario,variant,metric,published,modeled,ci95,err
 
 std::string CellCsvRow(const Cell& c) {
   return absl::StrCat(CsvField(c.scenario), ",", CsvField(c.variant), ",", CsvField(c.metric), ",",
-                      FormatNumber(c.published), ",", FormatNumber(c.modeled), ",", FormatNumber(c.ci95), ",",
+                      FormatNumber(c.published), ",", FormatNumber(c.modeled), ",", CiCsv(c.ci95), ",",
                       FormatNumber(c.error_pct), ",", c.role, ",", FormatNumber(c.tolerance_pct), ",",
                       c.within ? "true" : "false", "\n");
 }
@@ -228,7 +246,7 @@ std::string FormatRun(const std::string& scenario, const std::string& descriptio
       for (const auto& r : results) {
         for (const auto& m : r.metrics) {
           absl::StrAppend(&out, CsvField(scenario), ",", CsvField(r.variant), ",", m.name, ",",
-                          FormatNumber(m.value), ",", FormatNumber(m.ci95), "\n");
+                          FormatNumber(m.value), ",", CiCsv(m.ci95), "\n");
         }
       }
       break;

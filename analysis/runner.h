@@ -3,6 +3,7 @@
 #ifndef VIOSIM_ANALYSIS_RUNNER_H_
 #define VIOSIM_ANALYSIS_RUNNER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct Cell {
   std::string metric;
   double published = 0;
   double modeled = 0;
-  double ci95 = 0;         // half-width of the modeled value's 95% interval
+  std::optional<double> ci95;  // half-width of the modeled value's 95% interval; none when not computed
   double error_pct = 0;    // 100 * (modeled - published) / |published|
   std::string role;        // "calibration" or "prediction"
   double tolerance_pct = 0;

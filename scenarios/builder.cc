@@ -28,8 +28,8 @@ const std::vector<std::string>& FioMetrics() {
 LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 
 // An fio workload on the scenario's stack: fio's report, summarized as
-// metrics. IOPS carries the run's confidence half-width; the others have no
-// interval (0).
+// metrics. IOPS carries the run's confidence half-width when fio measured
+// enough batches for one; the others have no interval.
 absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const RunOptions& options,
                                              VariantResult out) {
   const std::string& job = s.workload().fio().job_file();
@@ -88,11 +88,15 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const Ru
                            usr,
                            sys};
   for (size_t i = 0; i < FioMetrics().size(); ++i) {
-    out.metrics.push_back({FioMetrics()[i], values[i], i == 0 ? iops * report->confidence_pct / 100 : 0});
+    sim::MetricEstimate e{FioMetrics()[i], values[i]};
+    if (i == 0 && report->has_confidence) e.ci95 = iops * report->confidence_pct / 100;
+    out.metrics.push_back(e);
   }
   // What the stack shows beyond fio (virtio_blk: kicks, vq_lock, exits,
   // vCPU time shares); no intervals.
-  for (const auto& [name, value] : extras.metrics) out.metrics.push_back({name, value, 0});
+  for (const auto& [name, value] : extras.metrics) out.metrics.push_back({name, value});
+  out.bound = extras.bound;
+  out.bound_detail = extras.bound_detail;
   for (const StackExtras::Lock& l : extras.locks) out.locks.push_back(ToRow(l.name, l.stat));
   out.cpu_states = extras.cpu_states;
   for (const StackExtras::CpuShares& c : extras.cpus) {

@@ -47,6 +47,10 @@ struct VariantResult {
   std::vector<LockStatRow> locks;
   std::vector<std::string> cpu_states;
   std::vector<CpuRow> cpus;
+  // Which resource bounds the throughput, when the stack classifies it
+  // (StackExtras, scenarios/fio_builder.h); empty otherwise.
+  std::string bound;         // "device_bandwidth", "iothread", "vcpu" or "per_io_latency"
+  std::string bound_detail;  // in words, with the busy shares behind it
   uint64_t events = 0;     // simulated events, warm-up included
   std::string trace_json;  // empty unless RunOptions::trace
 };

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "models/block/blk_mq.h"
 #include "models/block/host_costs.h"
 #include "models/cpu/cpu.h"
@@ -135,7 +136,7 @@ absl::StatusOr<sim::Time> CostOf(const Cost& c, const std::string& field, sim::T
 // The blk-poll stack's extra metrics, in order.
 const std::vector<std::string>& VirtioMqMetrics() {
   static const auto* names = new std::vector<std::string>{
-      "vcpu_util_pct", "vcpu_spin_pct", "interrupts_per_request", "polled_pct", "kicks_per_request",
+      "vcpu_util_pct", "vcpu_poll_pct", "interrupts_per_request", "polled_pct", "kicks_per_request",
       "iothread_util_pct", "device_util_pct", "lat_guest_submit_us", "lat_kick_exit_us", "lat_host_submit_us",
       "lat_device_us", "lat_host_complete_us", "lat_guest_complete_us"};
   return *names;
@@ -147,6 +148,32 @@ std::vector<std::string> StackMetricNames(const Scenario& stack) {
   if (stack.stack().has_virtio_blk_mq()) return VirtioMqMetrics();
   if (stack.stack().has_virtio_blk()) return VirtioMetrics();
   return {};
+}
+
+Bound ClassifyBound(const BusyPct& busy) {
+  struct Resource {
+    const char* token;
+    const char* name;
+    double pct;
+  };
+  const Resource resources[] = {{"device_bandwidth", "device bandwidth", busy.device_bandwidth},
+                                {"iothread", "IOThread", busy.iothread},
+                                {"vcpu", "vCPU", busy.vcpu_work}};
+  const Resource* top = &resources[0];
+  for (const Resource& r : resources) {
+    if (r.pct > top->pct) top = &r;
+  }
+  if (top->pct >= kSaturatedPct) {
+    return {top->token, absl::StrFormat("%s (%s busy %.2f%%)", top->name, top->name, top->pct)};
+  }
+  const std::string shares =
+      absl::StrFormat("no resource >= %.0f%% busy: device bandwidth %.1f%%, IOThread %.1f%%, vCPU %.1f%%",
+                      kSaturatedPct, busy.device_bandwidth, busy.iothread, busy.vcpu_work);
+  if (busy.vcpu_work + busy.vcpu_polling >= kSaturatedPct) {
+    return {"per_io_latency", absl::StrFormat("per-I/O latency, vCPUs busy polling (%s without the %.1f%% polling)",
+                                              shares, busy.vcpu_polling)};
+  }
+  return {"per_io_latency", absl::StrCat("per-I/O latency (", shares, ")")};
 }
 
 namespace {
@@ -281,7 +308,9 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
   features.event_idx = v.event_idx();
   features.indirect_desc = true;
   models::Virtqueue vq(v.ring_size(), features);
-  models::Bql bql(sim);
+  // A thread woken from the BQL's futex runs after the wake-up and the
+  // context switch into it (models/qemu/bql.h).
+  models::Bql bql(sim, host.try_to_wake_up.value + host.context_switch.value);
   models::Kvm kvm(sim, kc);
   models::VirtioBlkDevice dev(sim, vq, bql, qc);
   dev.set_msix(v.msix());
@@ -422,23 +451,29 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
     const models::VirtioBlkMqStats& bs = blk.stats();
     const double done = static_cast<double>(bs.irq_completions + bs.polled_completions);
     const double reqs = done > 0 ? done : 1;
-    // Utilisations over [reset, last completion]: the group's run, without
-    // the idle tail after its jobs ended.
+    // Utilisations and CPU shares over [reset, last completion]: the group's
+    // run, without the idle tail after its jobs ended.
     double window = (bs.last_completion - bs.since).ToSeconds();
     if (window <= 0) window = 1;
+    // Per vCPU: busy (polling included) and polling, in percent.
+    std::vector<double> busy_pct, poll_pct;
     double busy = 0, poll = 0;
-    for (const auto& cp : cpus) {
-      busy += cp->BusyTime().ToSeconds();
-      poll += cp->TimeInContext(models::ExecContext::kPoll).ToSeconds();
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      busy_pct.push_back(std::min(100.0, 100.0 * cpus[i]->BusyTime().ToSeconds() / window));
+      poll_pct.push_back(std::min(busy_pct.back(), 100.0 * bs.poll_time[i].ToSeconds() / window));
+      busy += busy_pct.back() / ncpus;
+      poll += poll_pct.back() / ncpus;
     }
+    const double iothread_pct = 100.0 * bs.iothread_busy_ns * 1e-9 / window;
+    const double device_pct = 100.0 * bs.link_busy_ns * 1e-9 / window;
     const double values[] = {
-        std::min(100.0, 100.0 * busy / window / ncpus),
-        std::min(100.0, 100.0 * poll / window / ncpus),
+        busy,
+        poll,
         static_cast<double>(bs.interrupts) / reqs,
         100.0 * static_cast<double>(bs.polled_completions) / reqs,
         static_cast<double>(bs.kicks) / reqs,
-        100.0 * bs.iothread_busy_ns * 1e-9 / window,
-        100.0 * bs.link_busy_ns * 1e-9 / window,
+        iothread_pct,
+        device_pct,
         bs.guest_submit_ns / reqs / 1000,
         bs.kick_ns / reqs / 1000,
         bs.host_ns / reqs / 1000,
@@ -448,16 +483,30 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
     };
     for (size_t i = 0; i < VirtioMqMetrics().size(); ++i) x.metrics.push_back({VirtioMqMetrics()[i], values[i]});
     for (int q = 0; q < blk.num_queues(); ++q) x.locks.push_back({absl::StrCat("vq_lock", q), blk.vq_lock(q).stat()});
-    for (int st = 0; st < models::kCpuStates; ++st) {
-      x.cpu_states.push_back(models::CpuStateName(static_cast<models::CpuState>(st)));
+    // The busiest vCPU by its work (polling left out) bounds like a CPU.
+    BusyPct b{device_pct, iothread_pct, 0, 0};
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      if (busy_pct[i] - poll_pct[i] < b.vcpu_work) continue;
+      b.vcpu_work = busy_pct[i] - poll_pct[i];
+      b.vcpu_polling = poll_pct[i];
     }
-    for (const auto& cp : cpus) {
+    const Bound bound = ClassifyBound(b);
+    x.bound = bound.resource;
+    x.bound_detail = bound.detail;
+    // Running is split into polling (blk_poll's spin) and the rest, so that
+    // the table's columns add up to 100 and its mean row gives vcpu_util_pct
+    // (100 - idle) and vcpu_poll_pct.
+    x.cpu_states = {"idle", "running", "polling", "spinning", "exit"};
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      const models::Cpu& cp = *cpus[i];
+      auto pct = [&cp, window](models::CpuState st) { return 100.0 * cp.TimeIn(st).ToSeconds() / window; };
       StackExtras::CpuShares row;
-      row.name = cp->name();
-      for (int st = 0; st < models::kCpuStates; ++st) {
-        row.pct.push_back(100.0 * cp->Share(static_cast<models::CpuState>(st)));
-      }
-      row.irq_off_pct = 100.0 * cp->IrqOffTime().ToSeconds() / window;
+      row.name = cp.name();
+      const double running = std::max(0.0, pct(models::CpuState::kRunning) - poll_pct[i]);
+      const double spinning = pct(models::CpuState::kSpinning), exit = pct(models::CpuState::kExit);
+      row.pct = {std::max(0.0, 100.0 - running - poll_pct[i] - spinning - exit), running, poll_pct[i], spinning,
+                 exit};
+      row.irq_off_pct = 100.0 * cp.IrqOffTime().ToSeconds() / window;
       x.cpus.push_back(row);
     }
   }

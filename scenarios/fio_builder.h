@@ -37,7 +37,37 @@ struct StackExtras {
     double irq_off_pct = 0;
   };
   std::vector<CpuShares> cpus;
+  // Which resource bounds the throughput, when the stack classifies it
+  // (empty otherwise): a token (see Bound) and the reason in words.
+  std::string bound;
+  std::string bound_detail;
 };
+
+// A resource is saturated, and so bounds the throughput, at this busy
+// share of the measured window or more.
+inline constexpr double kSaturatedPct = 95;
+
+// Busy shares (percent of the measured window) of the resources that can
+// bound a run's throughput, from the simulated counters.
+struct BusyPct {
+  double device_bandwidth = 0;  // the device's data-transfer (bandwidth) server
+  double iothread = 0;          // the QEMU IOThread
+  double vcpu_work = 0;         // the busiest vCPU, its polling left out
+  double vcpu_polling = 0;      // that vCPU's share spent polling
+};
+
+// The classification of a run: `resource` is "device_bandwidth",
+// "iothread" or "vcpu" for the busiest resource when it is saturated, else
+// "per_io_latency" (the synchronous jobs wait on each I/O's latency);
+// `detail` says it in words with the shares behind it, e.g. "device
+// bandwidth (device bandwidth busy 99.98%)". A vCPU that is busy only
+// because it polls does not bound the throughput: it stays per-I/O
+// latency, "vCPUs busy polling".
+struct Bound {
+  std::string resource;
+  std::string detail;
+};
+Bound ClassifyBound(const BusyPct& busy);
 
 struct FioRunOptions {
   // Overrides workload.fio.target_ci_pct when set; 0 forces the full length.

@@ -42,7 +42,7 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
     out[i].name = metrics[i].name;
     out[i].value = dd > 0 ? metrics[i].scale * dn / dd : 0;
     const double hw = batch[i].HalfWidth95();
-    out[i].ci95 = std::isfinite(hw) ? metrics[i].scale * hw : 0;
+    if (std::isfinite(hw)) out[i].ci95 = metrics[i].scale * hw;
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #define VIOSIM_SIM_MEASUREMENT_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,10 @@ struct RatioMetric {
 struct MetricEstimate {
   std::string name;
   double value = 0;
-  double ci95 = 0;  // half-width of the 95% confidence interval (0 if unknown)
+  // Half-width of the 95% confidence interval; none when no interval was
+  // computed (a metric without batches, or too few of them). A computed
+  // interval may be 0: a deterministic model can repeat itself exactly.
+  std::optional<double> ci95;
 };
 
 struct MeasurementPlan {

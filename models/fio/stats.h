@@ -195,6 +195,7 @@ struct FioReport {
   double requested_s = 0;        // the run the job file asks for (ramp + runtime, or size-bound estimate)
   double simulated_s = 0;        // simulated, ramp included
   double confidence_pct = 0;     // half-width of the 95% CI of the IOPS, percent of the mean
+  bool has_confidence = false;   // confidence_pct was computed (every group measured enough batches)
   bool stopped_at_steady_state = false;
   std::string stack;             // the stack the jobs ran on
 };

@@ -481,7 +481,7 @@ sim::Task Workload::RunJob(Job& job) {
   job.finished->NotifyAll();
 }
 
-double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* ci_pct) {
+double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::optional<double>* ci_pct) {
   const sim::Time start = sim_->Now();
   sim::Time ramp = sim::Time::Zero(), runtime = sim::Time::Zero();
   for (Job* j : group) {
@@ -540,7 +540,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, double* 
   uint64_t last_ios = 0;
   sim::Time next_sample = measure_start + sample_period;
   *steady = false;
-  *ci_pct = 0;
+  ci_pct->reset();
   bool stopping = false;
   for (Job* j : group) j->thread->ResetStats();
   disk_.measuring = true;
@@ -676,22 +676,25 @@ FioReport Workload::Run() {
   }
 
   double ci_worst = 0;
+  bool all_ci = !groups.empty();
   bool all_steady = true;
   sim::Time simulated;
   for (auto& g : groups) {
     const sim::Time group_start = sim_->Now();
     stack_->ResetStats();
     bool steady = false;
-    double ci = 0;
+    std::optional<double> ci;
     report.requested_s += RunGroup(g, &steady, &ci);
     all_steady = all_steady && steady;
-    ci_worst = std::max(ci_worst, ci);
+    ci_worst = std::max(ci_worst, ci.value_or(0));
+    all_ci = all_ci && ci.has_value();
     sim::Time end = group_start;
     for (Job* j : g) end = std::max(end, j->loop_end);
     simulated += end - group_start;
   }
   report.simulated_s = simulated.ToSeconds();
   report.confidence_pct = ci_worst;
+  report.has_confidence = all_ci;
   report.stopped_at_steady_state = all_steady;
 
   // The modeled device's disk statistics (fio's "Disk stats").

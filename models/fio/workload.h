@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -93,8 +94,9 @@ class Workload {
   void PrepareIo(Job& job, IoU& u);
   // Runs the jobs of one group to their end; returns the simulated time
   // the job file asked for (ramp + runtime, or an estimate for size-bound
-  // jobs) and fills `steady`.
-  double RunGroup(const std::vector<Job*>& group, bool* steady, double* ci_pct);
+  // jobs) and fills `steady` and `ci_pct` (the IOPS's 95% half-width in
+  // percent of the mean; none when too few batches were measured).
+  double RunGroup(const std::vector<Job*>& group, bool* steady, std::optional<double>* ci_pct);
 
   sim::Simulator* sim_;
   models::BlockStack* stack_;

@@ -1,8 +1,17 @@
 // The big QEMU lock (qemu_global_mutex, QEMU 2.0): a sleeping mutex taken
 // by every vCPU thread after ioctl(KVM_RUN) returns and by the main loop
-// around its dispatch, so all device emulation is serialized by it. Waiters
-// sleep on the host (a futex) and are served in arrival order (the model's
-// choice; glibc's mutex is not strictly FIFO). Keeps lock_stat-like counters.
+// around its dispatch, so all device emulation is serialized by it.
+//
+// It behaves as glibc's default pthread mutex (the low-level lock,
+// nptl/lowlevellock): not a hand-off lock. Unlock releases the lock and, if
+// threads sleep on it, futex-wakes one (the longest sleeper: the futex hash
+// bucket's queue is FIFO for equal priorities). The woken thread needs
+// `wake_latency` (try_to_wake_up, the IPI, the context switch back into it)
+// before it retries; meanwhile the lock is free and any thread that arrives
+// takes it at once (barging). A woken thread that finds the lock taken
+// again goes back to sleep at the end of the queue. Keeps lock_stat-like
+// counters; a contended acquisition is counted once however often its
+// thread slept.
 #ifndef VIOSIM_MODELS_QEMU_BQL_H_
 #define VIOSIM_MODELS_QEMU_BQL_H_
 
@@ -17,11 +26,14 @@ namespace models {
 
 class Bql {
  public:
-  explicit Bql(sim::Simulator& sim) : sim_(&sim), waiters_(sim) {}
+  explicit Bql(sim::Simulator& sim, sim::Time wake_latency = sim::Time())
+      : sim_(&sim), wake_latency_(wake_latency), sleepers_(sim) {}
 
   struct Stats {
     uint64_t acquisitions = 0;
     uint64_t contentions = 0;
+    uint64_t wakeups = 0;   // futex wakes sent by Unlock
+    uint64_t barged = 0;    // woken threads that found the lock taken again
     sim::Summary wait;  // per contended acquisition, ps
     sim::Summary hold;  // ps
   };
@@ -29,11 +41,17 @@ class Bql {
   // qemu_mutex_lock_iothread(): `co_await bql.Lock()`.
   sim::Task Lock() {
     ++stats_.acquisitions;
-    if (held_ || waiters_.has_waiters()) {
+    if (held_) {
       ++stats_.contentions;
       const sim::Time since = sim_->Now();
       ++waiting_;
-      co_await waiters_.Wait();  // ownership is handed over by Unlock
+      for (;;) {
+        ++sleeping_;
+        co_await sleepers_.Wait();  // futex_wait until an Unlock wakes us
+        if (wake_latency_ > sim::Time()) co_await sim_->Delay(wake_latency_);
+        if (!held_) break;
+        ++stats_.barged;
+      }
       --waiting_;
       stats_.wait.Record((sim_->Now() - since).ps());
     }
@@ -43,10 +61,10 @@ class Bql {
   void Unlock() {
     stats_.hold.Record((sim_->Now() - acquired_at_).ps());
     held_ = false;
-    // Hand-off to the longest waiter: it finds held_ false and takes it.
-    if (waiters_.has_waiters()) {
-      held_ = true;  // reserved for the woken waiter
-      waiters_.NotifyOne();
+    if (sleeping_ > 0) {
+      --sleeping_;
+      ++stats_.wakeups;
+      sleepers_.NotifyOne();
     }
   }
   bool held() const { return held_; }
@@ -56,9 +74,11 @@ class Bql {
 
  private:
   sim::Simulator* sim_;
-  sim::Signal waiters_;
+  sim::Time wake_latency_;
+  sim::Signal sleepers_;
   bool held_ = false;
-  int waiting_ = 0;
+  int waiting_ = 0;   // threads in Lock() that have not got it yet
+  int sleeping_ = 0;  // of those, the ones asleep on the futex
   sim::Time acquired_at_;
   Stats stats_;
 };

@@ -1,6 +1,6 @@
 // QEMU 2.0's side of a userspace exit: kvm_cpu_exec's own path runs under
 // the BQL, so exits of different vCPU threads serialize on it together
-// with the device emulation they lead to.
+// with the device emulation they lead to; and the BQL itself, a glibc mutex.
 #include <cstdint>
 #include <vector>
 
@@ -65,6 +65,47 @@ TEST(QemuExit, WithoutTheExitPathOnlyTheRegisterAccessSerializes) {
   EXPECT_EQ(done[0], Time::Micros(1));
   EXPECT_EQ(done[1], Time::Micros(2));
   EXPECT_EQ(done[2], Time::Micros(3));
+}
+
+// Holds the BQL from `at` for `hold`; records when it got it.
+sim::Task HoldBql(sim::Simulator& sim, Bql& bql, Time at, Time hold, Time* got) {
+  co_await sim.Delay(at);
+  co_await bql.Lock();
+  *got = sim.Now();
+  co_await sim.Delay(hold);
+  bql.Unlock();
+}
+
+// glibc's mutex is not a hand-off lock: the woken sleeper needs the wake
+// latency to run, and a thread arriving in that window takes the free lock
+// first (barging); the sleeper goes back to sleep and gets it next time.
+TEST(QemuBql, ArrivalDuringTheWakeLatencyBarges) {
+  sim::Simulator sim;
+  Bql bql(sim, Time::Micros(2));
+  Time a, b, c;
+  sim.Spawn(HoldBql(sim, bql, Time(), Time::Micros(10), &a));
+  sim.Spawn(HoldBql(sim, bql, Time::Micros(1), Time::Micros(5), &b));         // sleeps
+  sim.Spawn(HoldBql(sim, bql, Time::Micros(10) + Time::Nanos(500), Time::Micros(5), &c));  // barges
+  sim.RunUntil(Time::Millis(1));
+  EXPECT_EQ(a, Time());
+  EXPECT_EQ(c, Time::Micros(10) + Time::Nanos(500));    // lock free since 10us, B not yet running
+  EXPECT_EQ(b, Time::Micros(15) + Time::Nanos(500) + Time::Micros(2));  // woken again at C's unlock
+  EXPECT_EQ(bql.stats().barged, 1u);
+  EXPECT_EQ(bql.stats().contentions, 1u);
+  EXPECT_EQ(bql.stats().wakeups, 2u);
+}
+
+// With no arrival in the window, the lock sits idle for the wake latency:
+// each contended hand-off costs the BQL that much throughput.
+TEST(QemuBql, ContendedHandOffLeavesTheLockIdleForTheWakeLatency) {
+  sim::Simulator sim;
+  Bql bql(sim, Time::Micros(2));
+  Time a, b;
+  sim.Spawn(HoldBql(sim, bql, Time(), Time::Micros(10), &a));
+  sim.Spawn(HoldBql(sim, bql, Time::Micros(1), Time::Micros(5), &b));
+  sim.RunUntil(Time::Millis(1));
+  EXPECT_EQ(b, Time::Micros(12));
+  EXPECT_EQ(bql.stats().barged, 0u);
 }
 
 }  // namespace

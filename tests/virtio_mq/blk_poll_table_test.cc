@@ -2,8 +2,11 @@
 // seed 003 (Hajnoczi, 2021-05-20), with the tolerances of issue 5:
 //   hipri=0 column MAE <= 5% (calibration), hipri=1 column MAE <= 8%;
 //   4k/16k rows: modeled gain within 6 points of the published gain (the
-//   write 16k row excepted: the research notes call its hipri=1 cell an
-//   outlier, storage.md 4 point 5);
+//   write 16k row excepted: its hipri=1 cell is the outlier the issue says
+//   not to fit. With equal hipri=0 IOPS, randwrite 16k gains +18.5% and
+//   write 16k +5.7%, so no model that treats both alike can be within 6
+//   points of both: docs/virtio_blk_poll.md. The test checks that the
+//   model does treat them alike);
 //   64k/128k rows: gain below 2%, IOPS x bs within 3% of the device ceiling.
 #include <cmath>
 #include <map>
@@ -60,6 +63,7 @@ TEST(BlkPollTableTest, AllRowsWithinTheIssuesTolerances) {
   const double read_bw = sc.stack().virtio_blk_mq().read_bandwidth();
   const double write_bw = sc.stack().virtio_blk_mq().write_bandwidth();
   double err0 = 0, err1 = 0;
+  std::map<std::string, double> gains;
   for (const Row& r : kTable) {
     const std::map<std::string, double> m0 = RunRow(*file, r, 0);
     const std::map<std::string, double> m1 = RunRow(*file, r, 1);
@@ -67,6 +71,7 @@ TEST(BlkPollTableTest, AllRowsWithinTheIssuesTolerances) {
     err0 += std::abs(i0 / r.h0 - 1);
     err1 += std::abs(i1 / r.h1 - 1);
     const double gain = 100 * (i1 / i0 - 1), pub_gain = 100 * (r.h1 / r.h0 - 1);
+    gains[absl::StrCat(r.rw, "-", r.bs)] = gain;
     SCOPED_TRACE(absl::StrCat(r.rw, " ", r.bs, ": modeled ", i0, " / ", i1, " gain ", gain, "%; published ", r.h0,
                               " / ", r.h1, " gain ", pub_gain, "%"));
     // The polled column (almost) never takes an interrupt -- a rare one is
@@ -84,6 +89,10 @@ TEST(BlkPollTableTest, AllRowsWithinTheIssuesTolerances) {
       EXPECT_NEAR(i1 * r.bytes / ceiling, 1, 0.03);
     }
   }
+  // The excepted row: on this device a sequential and a random 16k write
+  // cost the same, so their gains agree (which is why both published gains,
+  // 12.8 points apart, cannot be met).
+  EXPECT_NEAR(gains.at("write-16k"), gains.at("randwrite-16k"), 0.5);
   EXPECT_LE(100 * err0 / 16, 5) << "hipri=0 column MAE";
   EXPECT_LE(100 * err1 / 16, 8) << "hipri=1 column MAE";
 }

@@ -23,6 +23,7 @@ VirtioBlkMq::VirtioBlkMq(sim::Simulator& sim, std::vector<Cpu*> vcpus, Kvm& kvm,
     vqs_.push_back(std::make_unique<Vq>(sim, ring_size, f, costs_.lock_handoff.value));
     vqs_.back()->by_head.assign(static_cast<size_t>(ring_size), nullptr);
   }
+  stats_.poll_time.assign(vqs_.size(), sim::Time::Zero());
   sim_->Spawn(IoThread());
 }
 
@@ -242,7 +243,12 @@ sim::Task VirtioBlkMq::Poll(Cpu& cpu, BlockRequest& rq) {
   const int q = cpu.id() % num_queues();
   while (!rq.done) {
     if (!v.vq.MoreUsed()) {
+      const uint64_t resets = resets_;
+      const sim::Time before = cpu.TimeInContext(ExecContext::kPoll);
       co_await cpu.SpinUntil(v.used.Wait());
+      // A reset during the spin restarted the CPU's counters: count from it.
+      const sim::Time after = cpu.TimeInContext(ExecContext::kPoll);
+      stats_.poll_time[static_cast<size_t>(q)] += resets == resets_ ? after - before : after;
       continue;
     }
     co_await cpu.Exec(costs_.poll_detect.value);
@@ -252,7 +258,9 @@ sim::Task VirtioBlkMq::Poll(Cpu& cpu, BlockRequest& rq) {
 
 void VirtioBlkMq::ResetStats() {
   stats_.Reset();
+  stats_.poll_time.assign(vqs_.size(), sim::Time::Zero());
   stats_.since = stats_.last_completion = sim_->Now();
+  ++resets_;
   kvm_->ResetStats();
   for (auto& v : vqs_) {
     v->vq.ResetStats();

@@ -94,7 +94,12 @@ struct VirtioBlkMqStats {
   double host_complete_ns = 0;      // device end -> used ring push
   double guest_complete_ns = 0;     // push -> sink called (irq path or poll)
   double iothread_busy_ns = 0;
-  double link_busy_ns = 0;          // device data transfer time
+  double link_busy_ns = 0;          // device data transfer time (the bandwidth server's busy time)
+  // Per vq (the vCPU that polls it): time spent spinning in Poll() for the
+  // used index to move, in poll context only (interrupt work taken during
+  // the spin is not polling). Held regions -- which also hold the vCPU
+  // through Cpu::SpinUntil -- are not counted.
+  std::vector<sim::Time> poll_time;
   sim::Time since;                  // last reset
   sim::Time last_completion;        // the window for utilisations: [since, last_completion]
   void Reset() { *this = VirtioBlkMqStats(); }
@@ -163,6 +168,7 @@ class VirtioBlkMq final : public BlockStack {
   std::deque<Done> done_;
   sim::Time link_free_;
   VirtioBlkMqStats stats_;
+  uint64_t resets_ = 0;  // ResetStats calls, to tell a spin the reset cut
 };
 
 }  // namespace models

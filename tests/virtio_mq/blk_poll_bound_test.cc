@@ -1,0 +1,86 @@
+// Which resource bounds a blk-poll row (VariantResult::bound), classified
+// from the simulated busy shares: the 128k rows by the device's bandwidth,
+// the 4k rows by per-I/O latency (with hipri=1 the vCPUs are busy, but
+// polling). The same rows with a resource changed by --set move to another
+// class, so the classification follows the counters, not the row's name.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scenarios/builder.h"
+#include "scenarios/fio_builder.h"
+#include "scenarios/loader.h"
+
+namespace viosim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+VariantResult RunRow(const std::string& variant, const std::vector<std::string>& overrides = {}) {
+  absl::StatusOr<ScenarioFile> file = LoadScenarioFile("scenarios/virtio_blk_poll.textproto");
+  EXPECT_TRUE(file.ok()) << file.status();
+  if (!file.ok()) return {};
+  absl::StatusOr<Scenario> s = ResolveVariant(*file, variant, overrides);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return {};
+  RunOptions options;
+  options.base_dir = "scenarios";
+  absl::StatusOr<VariantResult> r = RunScenario(*s, variant, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : VariantResult{};
+}
+
+double Metric(const VariantResult& r, const std::string& name) {
+  for (const auto& m : r.metrics) {
+    if (m.name == name) return m.value;
+  }
+  ADD_FAILURE() << "no metric " << name;
+  return 0;
+}
+
+TEST(BlkPollBoundTest, Row128kIsBoundByDeviceBandwidth) {
+  const VariantResult r = RunRow("read-128k-hipri0");
+  EXPECT_EQ(r.bound, "device_bandwidth") << r.bound_detail;
+  EXPECT_GE(Metric(r, "device_util_pct"), kSaturatedPct);
+  EXPECT_THAT(r.bound_detail, HasSubstr("device bandwidth busy"));
+}
+
+TEST(BlkPollBoundTest, Row4kIsBoundByPerIoLatency) {
+  const VariantResult r = RunRow("randread-4k-hipri0");
+  EXPECT_EQ(r.bound, "per_io_latency") << r.bound_detail;
+  EXPECT_THAT(r.bound_detail, Not(HasSubstr("polling")));
+  EXPECT_LT(Metric(r, "device_util_pct"), kSaturatedPct);
+  EXPECT_LT(Metric(r, "iothread_util_pct"), kSaturatedPct);
+}
+
+TEST(BlkPollBoundTest, PolledRow4kIsLatencyBoundWithBusyPollingVcpus) {
+  const VariantResult r = RunRow("randread-4k-hipri1");
+  EXPECT_EQ(r.bound, "per_io_latency") << r.bound_detail;
+  EXPECT_THAT(r.bound_detail, HasSubstr("vCPUs busy polling"));
+  EXPECT_GE(Metric(r, "vcpu_util_pct"), kSaturatedPct);
+  EXPECT_LT(Metric(r, "vcpu_util_pct") - Metric(r, "vcpu_poll_pct"), kSaturatedPct);
+}
+
+TEST(BlkPollBoundTest, ClassificationFollowsTheCounters) {
+  // Ten times the bandwidth: the 128k row is no longer bandwidth-bound.
+  const VariantResult fast = RunRow("read-128k-hipri0", {"stack.virtio_blk_mq.read_bandwidth=2.315e10"});
+  EXPECT_EQ(fast.bound, "per_io_latency") << fast.bound_detail;
+  // A slow IOThread (100us per submission) saturates it on the 4k row.
+  const VariantResult slow = RunRow("randread-4k-hipri0", {"stack.virtio_blk_mq.iothread_submit.value=100us"});
+  EXPECT_EQ(slow.bound, "iothread") << slow.bound_detail;
+}
+
+TEST(BlkPollBoundTest, ThresholdAndBusiestResource) {
+  EXPECT_EQ(ClassifyBound({94.9, 10, 10, 0}).resource, "per_io_latency");
+  EXPECT_EQ(ClassifyBound({95, 10, 10, 0}).resource, "device_bandwidth");
+  EXPECT_EQ(ClassifyBound({96, 99, 10, 0}).resource, "iothread");
+  EXPECT_EQ(ClassifyBound({10, 10, 97, 3}).resource, "vcpu");
+  const Bound polling = ClassifyBound({30, 40, 20, 80});
+  EXPECT_EQ(polling.resource, "per_io_latency");
+  EXPECT_THAT(polling.detail, HasSubstr("vCPUs busy polling"));
+}
+
+}  // namespace
+}  // namespace viosim
