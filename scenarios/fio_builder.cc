@@ -529,8 +529,8 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
   // per-I/O work while fio reaches 1-2M per core at depth > 1, so fio's own
   // share is 0.2-0.5 us per I/O; io_submit's per-iocb work (aio_get_req,
   // copying the iocb, aio_prep_rw) and io_getevents' per-event copy are a
-  // fraction of a syscall (costs.md: model io_submit as per-batch syscall
-  // plus per-iocb). The scenario may override each (platform.fio).
+  // fraction of a syscall, so io_submit is a per-batch syscall plus a
+  // per-iocb cost. The scenario may override each (platform.fio).
   fio::EngineCosts engine;
   engine.syscall = host->syscall.value;
   engine.fio_per_io = sim::Time::Nanos(300);

@@ -1,18 +1,19 @@
 // Host cost figures. No per-function measurement of the bare-metal block
-// path was found (the section marks below name the survey notes that
-// collected the published figures), so most figures here are estimates,
-// chosen to fit inside these sourced totals:
+// path was found, so most figures here are estimates, chosen to fit inside
+// these sourced totals:
 //
 //   - fio libaio QD32 4 KiB random read on a P4600 (spdk/spdk issue #968,
 //     2019): slat 2.0 us mean for the whole io_submit(1) path (syscall,
 //     aio, direct-I/O setup, blk-mq, nvme_queue_rq, doorbell); sys CPU
 //     43.5% at 300k IOPS = 1.45 us of kernel time per I/O, all steps.
-//   - io_uring polled 512 B reads on one core, batched (Axboe 2020,
-//     storage.md §1.5/§3): 0.39 us of CPU per I/O for the whole path.
-//   - thread context switch by pipe ping-pong: 1.07 us per switch, which
-//     also pays a pipe write, a read and a wakeup (virt.md §4.2; a
-//     low-authority blog).
-//   - try_to_wake_up estimates by cache-line transfers (costs.md §4).
+//   - io_uring polled 512 B reads on one core, batched (Jens Axboe,
+//     linux-block, August 2020: 2.58M IOPS at QD128 on one Ice Lake-SP
+//     core with a P5800X): 0.39 us of CPU per I/O for the whole path.
+//   - thread context switch by pipe ping-pong: 1.07 us per switch on an
+//     11th-gen Core i7, Linux 6.6, which also pays a pipe write, a read and
+//     a wakeup (a low-authority blog measurement).
+//   - try_to_wake_up, estimated by counting cache-line transfers (pi_lock,
+//     rq lock, the task's state) at ~50-100 ns each.
 // Whatever these figures miss of the 8.9 us P4800X QD1 mean goes to the
 // device (models/nvme/profiles.cc), so the split is an estimate but the
 // total is measured.
@@ -26,8 +27,8 @@ HostCosts XeonHostCosts() {
   c.syscall = {Time::Nanos(100),
                {SourceKind::kEstimated,
                 "Entry and exit of one syscall on a 2017-2021 Xeon, ~100 ns without page-table "
-                "isolation; bracketed by costs.md §3 ('two syscalls at 0.3-0.5 us each' with "
-                "their work)"}};
+                "isolation; a syscall with its work (io_submit, io_getevents) is commonly "
+                "0.3-0.5 us"}};
   c.blk_mq_submit_bio = {Time::Nanos(350),
                          {SourceKind::kEstimated,
                           "Share of the 2.0 us libaio slat (spdk#968) and of 1.45 us kernel CPU "
@@ -47,9 +48,11 @@ HostCosts XeonHostCosts() {
                        "write itself travels on without the CPU"}};
   c.irq_entry_exit = {Time::Nanos(300),
                       {SourceKind::kEstimated,
-                       "Bare-metal interrupt entry, EOI and exit; below costs.md §2's 0.5-1 us "
-                       "for a guest's entry + handler + EOI, and below the 0.71 us host "
-                       "EXTERNAL_INTERRUPT exit handling (storage.md §3), which adds a VM exit"}};
+                       "Bare-metal interrupt entry, EOI and exit; below a guest's entry + "
+                       "handler + EOI (estimated 0.5-1 us), and below the 0.71 us average host "
+                       "EXTERNAL_INTERRUPT exit handling (perf kvm stat on a Skylake server, "
+                       "Wanpeng Li's 'KVM: LAPIC: Inject timer interrupt via posted interrupt' "
+                       "commit message), which adds a VM exit"}};
   c.nvme_irq = {Time::Nanos(100),
                 {SourceKind::kEstimated,
                  "CQE phase checks and one CQ head doorbell MMIO write per interrupt"}};
@@ -63,12 +66,12 @@ HostCosts XeonHostCosts() {
                   "without the interrupt"}};
   c.context_switch = {Time::Nanos(500),
                       {SourceKind::kEstimated,
-                       "About half the 1.07 us per-switch pipe ping-pong figure (virt.md §4.2), "
+                       "About half the 1.07 us per-switch pipe ping-pong figure (see the file comment), "
                        "which also pays a pipe write, a pipe read and a wakeup per switch"}};
   c.try_to_wake_up = {Time::Nanos(300),
                       {SourceKind::kEstimated,
                        "Waking a sleeping task on the waker's own CPU (no IPI): pi_lock, rq "
-                       "lock, enqueue, check_preempt; costs.md §4 puts the remote cases at "
+                       "lock, enqueue, check_preempt; the remote cases are estimated at "
                        "0.2-0.3 us (rq lock) and 0.5-1.5 us (with an IPI)"}};
   return c;
 }

@@ -3,8 +3,8 @@
 // Every cost or device figure a model is built with should say whether it
 // was measured (and where), read off a vendor specification, derived by
 // arithmetic from other sourced numbers, fitted to a published cell, or is
-// an estimate. The same kinds as scenario.proto's Source, plus the two the
-// research notes use (spec and estimate).
+// an estimate. The same kinds as scenario.proto's Source, plus a vendor
+// specification.
 #ifndef VIOSIM_MODELS_CPU_PARAM_H_
 #define VIOSIM_MODELS_CPU_PARAM_H_
 

@@ -11,9 +11,10 @@
 // are in the device; later ones wait, in doorbell order, in their
 // submission queues. On an idle device a command takes exactly
 // ServiceTime(). The structure follows NVMeVirt's simple models (fixed
-// delay + size/bandwidth over parallel units; storage.md §6); no FTL, no
-// garbage collection, no seq/random asymmetry (3D XPoint has none to speak
-// of at 64k/128k: storage.md §4).
+// delay + size/bandwidth over parallel units; Kim et al., FAST 2023); no
+// FTL, no garbage collection, no seq/random asymmetry (3D XPoint has none
+// to speak of: in the virtio-blk poll table, seed 003, the random and
+// sequential 64k/128k rows agree within 1%).
 //
 // The device costs two events per command and allocates nothing: commands
 // are the host's (NvmeCommand is embedded in the driver's request), units

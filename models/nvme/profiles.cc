@@ -13,7 +13,7 @@ namespace models {
 //   Intel spec (AnandTech 11930 table): typical latency < 10 us (R/W);
 //     550k / 500k IOPS 4 KiB random read / write at QD16; 2400 / 2000 MB/s
 //     sequential read / write (64 KiB).
-//   storage.md §4: the virtio-blk poll table (Hajnoczi 2021, this drive
+//   The virtio-blk poll table (Hajnoczi 2021, seed 003; this drive
 //     behind QEMU, 4 jobs at QD1): at 128 KiB the rows are device-bound at
 //     2.314-2.317 GB/s read and 2.117-2.132 GB/s write (bytes = IOPS x bs).
 //
@@ -59,12 +59,12 @@ NvmeProfile OptaneP4800X() {
   p.read_bandwidth = {2.32e9,
                       {SourceKind::kMeasured,
                        "128 KiB read rows of the virtio-blk poll table, 2.314-2.317 GB/s, "
-                       "device-bound (storage.md §4); spec 2400 MB/s sequential 64 KiB. Gives "
+                       "device-bound (Hajnoczi 2021, seed 003); spec 2400 MB/s sequential 64 KiB. Gives "
                        "566k IOPS at 4 KiB (spec 550k at QD16, AnandTech 584.8k)"}};
   p.write_bandwidth = {2.13e9,
                        {SourceKind::kMeasured,
                         "128 KiB write rows of the virtio-blk poll table, 2.117-2.132 GB/s "
-                        "(storage.md §4); spec 2000 MB/s. Gives 520k IOPS at 4 KiB (spec 500k "
+                        "(Hajnoczi 2021, seed 003); spec 2000 MB/s. Gives 520k IOPS at 4 KiB (spec 500k "
                         "at QD16)"}};
   p.max_queue_depth = {4096,
                        {SourceKind::kEstimated,

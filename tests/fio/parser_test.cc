@@ -1,7 +1,8 @@
 // The fio job parser against fio 3.33's rules: sections, comments,
 // includes, value syntax (with its traps), aliases, option classes and the
-// command-line form. Expected values come from fio's source and the probes
-// in the project's fio research notes (fio.md sections 2 and 4).
+// command-line form. Expected values come from fio 3.33's source
+// (options.c, parse.c, init.c) and from what fio 3.33 itself accepts and
+// prints for the same input (docs/fio-compat.md).
 #include "models/fio/parser.h"
 
 #include <cstdlib>
