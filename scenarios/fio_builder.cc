@@ -552,7 +552,7 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
     if (!j.cpus_allowed.empty()) {
       absl::StatusOr<std::vector<int>> list = fio::ParseCpuList(j.cpus_allowed, ncpus);
       if (!list.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(jobs.path, ":", j.line, ": ", list.status().message()));
+        return absl::InvalidArgumentError(absl::StrCat(j.cpus_allowed_at, ": ", list.status().message()));
       }
     }
   }

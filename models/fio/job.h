@@ -77,6 +77,7 @@ struct JobOptions {
   // waitee_running: it waits while that job runs). Empty: none.
   std::string wait_for;
   std::string cpus_allowed;  // as written; empty: any CPU
+  std::string cpus_allowed_at;  // "FILE:LINE" of the cpus_allowed option, for messages
   bool randrepeat = true;
   bool norandommap = false;
 

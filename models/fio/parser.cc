@@ -821,6 +821,7 @@ class JobParser {
     }
     if (name == "cpus_allowed") {
       j.cpus_allowed = value;
+      j.cpus_allowed_at = absl::StrCat(o.at.file, ":", o.at.line);
       return absl::OkStatus();
     }
     if (name == "rw") return ApplyRw(o, value, d);

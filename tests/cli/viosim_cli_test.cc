@@ -351,7 +351,7 @@ INSTANTIATE_TEST_SUITE_P(
         FioBadCase{"bad_value", "[j]\nrw=randomread\n", "2:"},
         FioBadCase{"outside_section", "rw=read\n[j]\n", "1:"},
         FioBadCase{"absurd_depth", "[j]\nioengine=libaio\niodepth=100000000\n", "3:"},
-        FioBadCase{"cpu_missing", "[j]\ncpus_allowed=99\n", "1: cpus_allowed"}),
+        FioBadCase{"cpu_missing", "[j]\nrw=read\ncpus_allowed=99\n", "3: cpus_allowed"}),
     [](const testing::TestParamInfo<FioBadCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
