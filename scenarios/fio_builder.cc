@@ -84,6 +84,15 @@ absl::StatusOr<models::HostCosts> HostCostsOf(const Platform& p) {
   return c;
 }
 
+// A device's latency_exp_mean must leave both fixed parts non-negative, or
+// the mean latency would not be kept.
+absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time write, const std::string& stack) {
+  if (spread <= std::min(read, write)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("field '", stack, ".latency_exp_mean.value': ", sim::FormatTime(spread),
+                                                 " exceeds read_latency or write_latency (",
+                                                 sim::FormatTime(std::min(read, write)), ")"));
+}
+
 absl::StatusOr<models::NvmeProfile> NvmeOf(const Stack::Nvme& n) {
   if (n.profile() != "optane_p4800x") {
     return absl::InvalidArgumentError(
@@ -95,13 +104,16 @@ absl::StatusOr<models::NvmeProfile> NvmeOf(const Stack::Nvme& n) {
   if (n.has_read_bandwidth()) p.read_bandwidth = {n.read_bandwidth(), set};
   if (n.has_write_bandwidth()) p.write_bandwidth = {n.write_bandwidth(), set};
   if (n.has_max_queue_depth()) p.max_queue_depth = {n.max_queue_depth(), set};
-  if (absl::Status s = Override(n.read_latency(), n.has_read_latency(), "stack.nvme.read_latency.value",
-                                &p.read_latency);
-      !s.ok()) {
-    return s;
+  for (auto [cost, has, name, param] :
+       {std::tuple{&n.read_latency(), n.has_read_latency(), "read_latency", &p.read_latency},
+        std::tuple{&n.write_latency(), n.has_write_latency(), "write_latency", &p.write_latency},
+        std::tuple{&n.latency_exp_mean(), n.has_latency_exp_mean(), "latency_exp_mean", &p.latency_exp_mean}}) {
+    if (absl::Status s = Override(*cost, has, absl::StrCat("stack.nvme.", name, ".value"), param); !s.ok()) {
+      return s;
+    }
   }
-  if (absl::Status s = Override(n.write_latency(), n.has_write_latency(), "stack.nvme.write_latency.value",
-                                &p.write_latency);
+  if (absl::Status s = CheckLatencySpread(p.latency_exp_mean.value, p.read_latency.value, p.write_latency.value,
+                                          "stack.nvme");
       !s.ok()) {
     return s;
   }
@@ -424,6 +436,16 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
   }
   c.read_bandwidth.value = v.read_bandwidth();
   c.write_bandwidth.value = v.write_bandwidth();
+  if (absl::Status st = Override(v.latency_exp_mean(), v.has_latency_exp_mean(),
+                                 "stack.virtio_blk_mq.latency_exp_mean.value", &c.latency_exp_mean);
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = CheckLatencySpread(c.latency_exp_mean.value, c.read_latency.value, c.write_latency.value,
+                                           "stack.virtio_blk_mq");
+      !st.ok()) {
+    return st;
+  }
   kc.ioeventfd = true;
   absl::StatusOr<sim::Time> handoff = LockHandoff(stack.platform());
   if (!handoff.ok()) return handoff.status();
@@ -436,7 +458,7 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
   std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "vcpu", host);
   std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
   models::Kvm kvm(sim, kc);
-  models::VirtioBlkMq blk(sim, cpu_ptrs, kvm, c, v.ring_size(), v.event_idx());
+  models::VirtioBlkMq blk(sim, cpu_ptrs, kvm, c, v.ring_size(), v.event_idx(), stack.run().seed());
   if (options.trace != nullptr) {
     sim.Spawn(TraceWindow(sim, *options.trace, cpu_ptrs, options.trace_start, options.trace_window));
   }
@@ -563,7 +585,7 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
   sim::Simulator sim;
   std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "cpu", *host);
   std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
-  models::NvmeDevice device(sim, *profile);
+  models::NvmeDevice device(sim, *profile, stack.run().seed());
   models::BlkMqParams params;
   if (stack.stack().nvme().has_queue_depth()) params.queue_depth = stack.stack().nvme().queue_depth();
   params.poll_queues = stack.stack().nvme().poll_queues();

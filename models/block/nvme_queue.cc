@@ -23,6 +23,7 @@ sim::Task NvmeQueue::QueueRq(Cpu& cpu, NvmeRequest& req, bool last) {
   cmd.write = rq.write;
   cmd.bytes = rq.bytes;
   cmd.offset = rq.offset;
+  cmd.sq = qid_;
   cmd.cq = &cq_;
   cmd.next = nullptr;
   if (sq_tail_ != nullptr) {

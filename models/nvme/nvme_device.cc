@@ -1,6 +1,7 @@
 #include "models/nvme/nvme_device.h"
 
 #include <algorithm>
+#include <string>
 
 namespace models {
 
@@ -26,11 +27,13 @@ NvmeCommand* PopFront(NvmeCommand*& head, NvmeCommand*& tail) {
 
 }  // namespace
 
-NvmeDevice::NvmeDevice(sim::Simulator& sim, const NvmeProfile& profile)
+NvmeDevice::NvmeDevice(sim::Simulator& sim, const NvmeProfile& profile, uint64_t seed)
     : sim_(&sim),
       profile_(profile),
-      read_latency_(profile.read_latency.value),
-      write_latency_(profile.write_latency.value),
+      read_fixed_(std::max(sim::Time::Zero(), profile.read_latency.value - profile.latency_exp_mean.value)),
+      write_fixed_(std::max(sim::Time::Zero(), profile.write_latency.value - profile.latency_exp_mean.value)),
+      spread_(sim::Distribution::Exponential(profile.latency_exp_mean.value)),
+      seed_(seed),
       read_ps_per_byte_(1e12 / profile.read_bandwidth.value),
       write_ps_per_byte_(1e12 / profile.write_bandwidth.value),
       max_queue_depth_(std::max(1, profile.max_queue_depth.value)),
@@ -54,6 +57,16 @@ sim::Time NvmeDevice::TransferTime(bool write, uint32_t bytes) const {
   return sim::Time::Picos(static_cast<int64_t>(ps + 0.5));
 }
 
+sim::Time NvmeDevice::DrawAccess(bool write, int sq) {
+  const sim::Time fixed = write ? write_fixed_ : read_fixed_;
+  if (profile_.latency_exp_mean.value <= sim::Time::Zero()) return fixed;
+  const size_t i = static_cast<size_t>(std::max(0, sq));
+  while (sq_rngs_.size() <= i) {
+    sq_rngs_.push_back(sim::Rng::ForStream(seed_, "nvme.sq" + std::to_string(sq_rngs_.size())));
+  }
+  return fixed + spread_.Sample(sq_rngs_[i]);
+}
+
 void NvmeDevice::ResetStats() {
   stats_ = NvmeDeviceStats();
   stats_.max_outstanding = outstanding_;
@@ -62,6 +75,7 @@ void NvmeDevice::ResetStats() {
 
 void NvmeDevice::Submit(NvmeCommand& c) {
   c.submitted = sim_->Now();
+  c.access = DrawAccess(c.write, c.sq);
   ++outstanding_;
   stats_.max_outstanding = std::max(stats_.max_outstanding, outstanding_);
   if (in_device_ < max_queue_depth_) {
@@ -94,7 +108,7 @@ void NvmeDevice::ToUnit(NvmeCommand& c) {
 
 void NvmeDevice::StartUnit(Unit& u, NvmeCommand& c) {
   u.cmd = &c;
-  sim_->ScheduleAt(sim_->Now() + (c.write ? write_latency_ : read_latency_), u.done.handle());
+  sim_->ScheduleAt(sim_->Now() + c.access, u.done.handle());
 }
 
 void NvmeDevice::UnitDone(Unit& u) {

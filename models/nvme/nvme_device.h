@@ -1,17 +1,23 @@
 // An NVMe SSD: commands arrive by doorbell, are worked on by a fixed number
-// of internal units with a fixed latency per operation, move their data
+// of internal units with a random latency per operation, move their data
 // through one bandwidth ceiling per direction, and come back as entries in
 // a completion queue.
 //
 // Service of one command (NvmeProfile):
-//   read:  unit (read_latency), then transfer to the host (bytes / read_bandwidth)
-//   write: transfer from the host (bytes / write_bandwidth), then unit (write_latency)
+//   read:  unit (read access), then transfer to the host (bytes / read_bandwidth)
+//   write: transfer from the host (bytes / write_bandwidth), then unit (write access)
+// An access takes (latency - latency_exp_mean) + Exp(latency_exp_mean), drawn
+// when the doorbell rings from the stream of the command's submission queue
+// (Rng::ForStream(seed, "nvme.sq<N>")), so a queue's draws do not depend on
+// how other queues' commands interleave with its own; the mean is the
+// profile's latency, and latency_exp_mean 0 gives exactly the latency.
 // Units serve waiting commands in arrival order; each direction's transfer
 // is a FIFO server shared by all units. At most max_queue_depth commands
 // are in the device; later ones wait, in doorbell order, in their
-// submission queues. On an idle device a command takes exactly
-// ServiceTime(). The structure follows NVMeVirt's simple models (fixed
-// delay + size/bandwidth over parallel units; Kim et al., FAST 2023); no
+// submission queues. On an idle device a command takes ServiceTime() on
+// average (exactly, without the spread). The structure follows NVMeVirt's
+// simple models (fixed delay + size/bandwidth over parallel units; Kim et
+// al., FAST 2023; the exponential spread is viosim's); no
 // FTL, no garbage collection, no seq/random asymmetry (3D XPoint has none
 // to speak of: in the virtio-blk poll table, seed 003, the random and
 // sequential 64k/128k rows agree within 1%).
@@ -27,6 +33,8 @@
 
 #include "models/cpu/callback.h"
 #include "models/nvme/profile.h"
+#include "sim/distribution.h"
+#include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/time.h"
 
@@ -39,6 +47,7 @@ struct NvmeCommand {
   bool write = false;
   uint32_t bytes = 0;
   uint64_t offset = 0;
+  int sq = 0;                         // submission queue id (its latency stream)
   NvmeCompletionQueue* cq = nullptr;  // where the CQE goes
   void* host = nullptr;               // the driver's request
 
@@ -50,6 +59,7 @@ struct NvmeCommand {
   // Intrusive link: device queues, then the completion queue.
   NvmeCommand* next = nullptr;
   sim::Time ready_at;  // end of the current transfer (device internal)
+  sim::Time access;    // this command's unit time, drawn at its doorbell (device internal)
 };
 
 // A completion queue in host memory with its interrupt vector, as the host
@@ -112,7 +122,8 @@ struct NvmeDeviceStats {
 
 class NvmeDevice {
  public:
-  NvmeDevice(sim::Simulator& sim, const NvmeProfile& profile);
+  // `seed` seeds the access-latency streams (the run's seed).
+  NvmeDevice(sim::Simulator& sim, const NvmeProfile& profile, uint64_t seed = 1);
   NvmeDevice(const NvmeDevice&) = delete;
   NvmeDevice& operator=(const NvmeDevice&) = delete;
 
@@ -122,10 +133,13 @@ class NvmeDevice {
   // set; cmd stays alive until its CQE has been popped.
   void Submit(NvmeCommand& cmd);
 
-  // The time one command takes on an otherwise idle device.
+  // The mean time one command takes on an otherwise idle device.
   sim::Time ServiceTime(bool write, uint32_t bytes) const {
-    return (write ? write_latency_ : read_latency_) + TransferTime(write, bytes);
+    return (write ? profile_.write_latency.value : profile_.read_latency.value) + TransferTime(write, bytes);
   }
+  // One access latency (the unit's time) for a command of queue `sq`: the
+  // fixed part plus a draw from that queue's stream.
+  sim::Time DrawAccess(bool write, int sq);
   sim::Time TransferTime(bool write, uint32_t bytes) const;
 
   // Commands submitted and not completed.
@@ -161,8 +175,11 @@ class NvmeDevice {
 
   sim::Simulator* sim_;
   NvmeProfile profile_;
-  sim::Time read_latency_;
-  sim::Time write_latency_;
+  sim::Time read_fixed_;   // read_latency - latency_exp_mean
+  sim::Time write_fixed_;  // write_latency - latency_exp_mean
+  sim::Distribution spread_;     // Exp(latency_exp_mean); unused when zero
+  uint64_t seed_;
+  std::vector<sim::Rng> sq_rngs_;  // by submission queue id, made on first use
   double read_ps_per_byte_;
   double write_ps_per_byte_;
   int max_queue_depth_;

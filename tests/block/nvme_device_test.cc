@@ -1,8 +1,12 @@
-// NvmeDevice service times: fixed latency per operation, transfer at the
-// direction's bandwidth, parallel units, shared FIFO transfer, queue-depth
-// limit; and the P4800X profile's figures and sources.
+// NvmeDevice service times: latency per operation (fixed, or with its
+// exponential spread: the mean kept, the p99 where the spread puts it, one
+// stream per submission queue), transfer at the direction's bandwidth,
+// parallel units, shared FIFO transfer, queue-depth limit; and the P4800X
+// profile's figures and sources.
 #include "models/nvme/nvme_device.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -133,19 +137,97 @@ TEST(NvmeDeviceTest, QueueDepthLimitHoldsCommandsBack) {
   EXPECT_EQ(h.Drain().size(), 5u);
 }
 
+// The access time (completion - start) of every command when `n` of them,
+// on the submission queues `sqs` in turn, arrive at once at a device with
+// a unit for each and a link too fast to count (512 B at 1e18 B/s: 0 ps).
+std::vector<sim::Time> AccessTimes(NvmeProfile p, int n, bool write, std::vector<int> sqs = {1},
+                                   uint64_t seed = 1) {
+  p.units.value = n;
+  p.max_queue_depth.value = n;
+  p.read_bandwidth.value = 1e18;
+  p.write_bandwidth.value = 1e18;
+  sim::Simulator sim;
+  NvmeDevice dev(sim, p, seed);
+  NvmeCompletionQueue cq(sim);
+  std::vector<NvmeCommand> cmds(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    NvmeCommand& c = cmds[static_cast<size_t>(i)];
+    c.write = write;
+    c.bytes = 512;
+    c.sq = sqs[static_cast<size_t>(i) % sqs.size()];
+    c.cq = &cq;
+    dev.Submit(c);
+  }
+  sim.RunUntil(1_s);
+  std::vector<sim::Time> out;
+  for (const NvmeCommand& c : cmds) out.push_back(c.completed - c.started);
+  return out;
+}
+
+TEST(NvmeDeviceTest, LatencySpreadKeepsTheMeanAndPutsP99WhereTheExponentialDoes) {
+  NvmeProfile p = TestProfile(1, 5_us, 7_us, 1e9, 1e9, 1);
+  p.latency_exp_mean.value = 300_ns;
+  const int n = 100000;
+  for (bool write : {false, true}) {
+    SCOPED_TRACE(write ? "write" : "read");
+    const double mean_us = write ? 7.0 : 5.0;
+    std::vector<sim::Time> t = AccessTimes(p, n, write);
+    double sum = 0;
+    for (sim::Time x : t) sum += x.ToMicros();
+    // The mean is the configured latency: the standard error of the mean of
+    // n draws is 0.3 us / sqrt(n) = 0.95 ns; 5 ns is 5 of them.
+    EXPECT_NEAR(sum / n, mean_us, 0.005);
+    std::sort(t.begin(), t.end());
+    // Never below the fixed part, latency - latency_exp_mean.
+    EXPECT_GE(t.front(), (write ? 7_us : 5_us) - 300_ns);
+    // p99 - mean = (ln 100 - 1) x 0.3 us = 1.0816 us (the derivation of
+    // the P4800X profile's spread), within 40 ns (~4 standard errors of
+    // the sample p99).
+    const double p99_us = t[static_cast<size_t>(0.99 * n) - 1].ToMicros();
+    EXPECT_NEAR(p99_us - sum / n, (std::log(100.0) - 1) * 0.3, 0.04);
+  }
+}
+
+TEST(NvmeDeviceTest, WithoutSpreadEveryAccessTakesExactlyTheLatency) {
+  const NvmeProfile p = TestProfile(1, 5_us, 7_us, 1e9, 1e9, 1);  // latency_exp_mean 0
+  for (sim::Time x : AccessTimes(p, 1000, false)) ASSERT_EQ(x, 5_us);
+  for (sim::Time x : AccessTimes(p, 1000, true)) ASSERT_EQ(x, 7_us);
+}
+
+TEST(NvmeDeviceTest, EachSubmissionQueueDrawsFromItsOwnStream) {
+  NvmeProfile p = TestProfile(1, 5_us, 5_us, 1e9, 1e9, 1);
+  p.latency_exp_mean.value = 300_ns;
+  // Queue 1 alone, then interleaved with queue 2: queue 1's commands take
+  // the same times in the same order.
+  const std::vector<sim::Time> alone = AccessTimes(p, 100, false, {1});
+  const std::vector<sim::Time> mixed = AccessTimes(p, 200, false, {1, 2});
+  for (size_t i = 0; i < alone.size(); ++i) ASSERT_EQ(alone[i], mixed[2 * i]) << i;
+  // Queue 2's stream is another one; so is queue 1's under another seed.
+  EXPECT_NE(mixed[0], mixed[1]);
+  EXPECT_NE(AccessTimes(p, 100, false, {1}, 2), alone);
+  EXPECT_EQ(AccessTimes(p, 100, false, {1}, 1), alone);
+}
+
 TEST(NvmeDeviceTest, OptaneP4800XProfileFiguresAndSources) {
   const NvmeProfile p = OptaneP4800X();
   EXPECT_EQ(p.read_latency.value, 4600_ns);
   EXPECT_EQ(p.read_latency.source.kind, SourceKind::kDerived);
   EXPECT_EQ(p.read_bandwidth.source.kind, SourceKind::kMeasured);
   EXPECT_EQ(p.write_bandwidth.source.kind, SourceKind::kMeasured);
+  // The spread from AnandTech 11209's QD1 mean 8.9 us and p99 10 us:
+  // (10 - 8.9) / (ln 100 - 1) = 0.305 us, taken as 0.3 us.
+  EXPECT_EQ(p.latency_exp_mean.value, 300_ns);
+  EXPECT_NEAR(p.latency_exp_mean.value.ToMicros(), (10 - 8.9) / (std::log(100.0) - 1), 0.01);
+  EXPECT_EQ(p.latency_exp_mean.source.kind, SourceKind::kDerived);
+  EXPECT_LE(p.latency_exp_mean.value, std::min(p.read_latency.value, p.write_latency.value));
   for (const Source* s : {&p.units.source, &p.read_latency.source, &p.write_latency.source,
-                          &p.read_bandwidth.source, &p.write_bandwidth.source, &p.max_queue_depth.source}) {
+                          &p.latency_exp_mean.source, &p.read_bandwidth.source, &p.write_bandwidth.source,
+                          &p.max_queue_depth.source}) {
     EXPECT_FALSE(s->ref.empty());
   }
   sim::Simulator sim;
   NvmeDevice dev(sim, p);
-  // 4 KiB read alone: 4.6 us + 4096 B / 2.32 GB/s = 6.366 us.
+  // 4 KiB read alone, on average: 4.6 us + 4096 B / 2.32 GB/s = 6.366 us.
   EXPECT_NEAR(dev.ServiceTime(false, 4096).ToMicros(), 4.6 + 4096 / 2.32e3, 1e-6);
   // Bandwidth-bound 4 KiB ceilings near the QD16 spec: 566k read, 520k write.
   EXPECT_NEAR(2.32e9 / 4096, 566e3, 1e3);

@@ -3,6 +3,9 @@
 // the 4k rows by per-I/O latency (with hipri=1 the vCPUs are busy, but
 // polling). The same rows with a resource changed by --set move to another
 // class, so the classification follows the counters, not the row's name.
+// And the device's latency spread: with it, completion latencies spread out
+// (clat p99 above the mean); with latency_exp_mean 0 they collapse into
+// one histogram bucket as they did before it.
 #include <string>
 #include <vector>
 
@@ -38,6 +41,15 @@ double Metric(const VariantResult& r, const std::string& name) {
   }
   ADD_FAILURE() << "no metric " << name;
   return 0;
+}
+
+TEST(BlkPollSpreadTest, ClatP99IsAboveTheMeanWithTheDeviceSpread) {
+  const VariantResult r = RunRow("randread-4k-hipri0");
+  EXPECT_GT(Metric(r, "clat_p99_us"), Metric(r, "clat_mean_us"));
+  // Without the spread every I/O takes the same path: p99 is the mean's
+  // own histogram bucket, no higher than the mean.
+  const VariantResult fixed = RunRow("randread-4k-hipri0", {"stack.virtio_blk_mq.latency_exp_mean.value=0ns"});
+  EXPECT_LE(Metric(fixed, "clat_p99_us"), Metric(fixed, "clat_mean_us") + 0.1);
 }
 
 TEST(BlkPollBoundTest, Row128kIsBoundByDeviceBandwidth) {

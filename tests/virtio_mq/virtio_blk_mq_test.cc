@@ -1,8 +1,11 @@
 // The blk-poll stack's two completion paths: a polled request never takes
 // the interrupt path, and a vq's interrupts are off exactly while it has
-// polled requests in flight.
+// polled requests in flight. Its device's access latency: the configured
+// mean and exponential tail with latency_exp_mean, exact without it.
 #include "models/virtio/mq/virtio_blk_mq.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -50,12 +53,12 @@ struct Sink : CompletionSink {
 };
 
 struct Rig {
-  Rig() : kvm(sim, KvmCostsOf()) {
+  explicit Rig(const VirtioBlkMqCosts& costs = TestCosts()) : kvm(sim, KvmCostsOf()) {
     for (int i = 0; i < 4; ++i) {
       cpus.push_back(std::make_unique<Cpu>(sim, i, "vcpu"));
       ptrs.push_back(cpus.back().get());
     }
-    blk = std::make_unique<VirtioBlkMq>(sim, ptrs, kvm, TestCosts(), 256, true);
+    blk = std::make_unique<VirtioBlkMq>(sim, ptrs, kvm, costs, 256, true);
   }
   static KvmCosts KvmCostsOf() {
     KvmCosts k;
@@ -128,6 +131,10 @@ TEST(VirtioBlkMqTest, InterruptCompletionTakesOneInterruptPerRequest) {
   EXPECT_EQ(rig.blk->stats().irq_completions, 20u);
   EXPECT_EQ(rig.blk->stats().polled_completions, 0u);
   EXPECT_EQ(rig.blk->stats().interrupts, 20u);
+  // Without a latency spread (TestCosts) each request's device time is
+  // exactly the read latency plus its transfer, 4096 B / 2.3 GB/s: one
+  // request at a time never waits for the link.
+  EXPECT_NEAR(rig.blk->stats().device_ns / 20, 6000 + 4096 / 2.3, 0.01);
 }
 
 TEST(VirtioBlkMqTest, InterruptsOffWhilePolledRequestsInFlightAndBackOnAfter) {
@@ -158,6 +165,47 @@ TEST(VirtioBlkMqTest, InterruptsOffWhilePolledRequestsInFlightAndBackOnAfter) {
   rig.sim.RunUntil(Time::Millis(2));
   EXPECT_EQ(rig.blk->stats().interrupts, 1u);
   EXPECT_EQ(rig.blk->stats().irq_completions, 1u);
+}
+
+TEST(VirtioBlkMqTest, DeviceLatencySpreadKeepsTheMeanAndPutsP99WhereTheExponentialDoes) {
+  VirtioBlkMqCosts c = TestCosts();  // read 6 us, write 8 us
+  c.latency_exp_mean.value = Time::Nanos(300);
+  Rig rig(c);
+  const int n = 100000;
+  for (bool write : {false, true}) {
+    SCOPED_TRACE(write ? "write" : "read");
+    std::vector<Time> t;
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+      t.push_back(rig.blk->DeviceAccess(i % 4, write));
+      sum += t.back().ToMicros();
+    }
+    // Mean within 5 standard errors (0.3 us / sqrt(n) = 0.95 ns).
+    EXPECT_NEAR(sum / n, write ? 8.0 : 6.0, 0.005);
+    std::sort(t.begin(), t.end());
+    EXPECT_GE(t.front(), (write ? Time::Micros(8) : Time::Micros(6)) - Time::Nanos(300));
+    // p99 - mean = (ln 100 - 1) x 0.3 us = 1.0816 us, within 40 ns.
+    EXPECT_NEAR(t[static_cast<size_t>(0.99 * n) - 1].ToMicros() - sum / n, (std::log(100.0) - 1) * 0.3, 0.04);
+  }
+}
+
+TEST(VirtioBlkMqTest, WithoutSpreadEveryDeviceAccessTakesExactlyTheLatency) {
+  Rig rig;  // latency_exp_mean 0
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, false), Time::Micros(6));
+    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, true), Time::Micros(8));
+  }
+}
+
+TEST(VirtioBlkMqTest, EachVqDrawsDeviceLatenciesFromItsOwnStream) {
+  VirtioBlkMqCosts c = TestCosts();
+  c.latency_exp_mean.value = Time::Nanos(300);
+  Rig alone(c), mixed(c);
+  for (int i = 0; i < 100; ++i) {
+    const Time a = alone.blk->DeviceAccess(0, false);
+    (void)mixed.blk->DeviceAccess(1, false);
+    ASSERT_EQ(mixed.blk->DeviceAccess(0, false), a) << i;
+  }
 }
 
 }  // namespace

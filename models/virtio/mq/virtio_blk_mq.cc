@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace models {
@@ -13,14 +14,20 @@ int64_t ExtraPages(uint32_t bytes) { return bytes > 4096 ? (static_cast<int64_t>
 }  // namespace
 
 VirtioBlkMq::VirtioBlkMq(sim::Simulator& sim, std::vector<Cpu*> vcpus, Kvm& kvm, const VirtioBlkMqCosts& costs,
-                         int ring_size, bool event_idx)
-    : sim_(&sim), vcpus_(std::move(vcpus)), kvm_(&kvm), costs_(costs), iothread_work_(sim) {
+                         int ring_size, bool event_idx, uint64_t seed)
+    : sim_(&sim),
+      vcpus_(std::move(vcpus)),
+      kvm_(&kvm),
+      costs_(costs),
+      device_spread_(sim::Distribution::Exponential(costs.latency_exp_mean.value)),
+      iothread_work_(sim) {
   if (vcpus_.empty()) std::abort();
   VirtqueueFeatures f;
   f.event_idx = event_idx;
   f.indirect_desc = true;
   for (size_t i = 0; i < vcpus_.size(); ++i) {
-    vqs_.push_back(std::make_unique<Vq>(sim, ring_size, f, costs_.lock_handoff.value));
+    vqs_.push_back(std::make_unique<Vq>(sim, ring_size, f, costs_.lock_handoff.value,
+                                        sim::Rng::ForStream(seed, "virtio_blk_mq.device.vq" + std::to_string(i))));
     vqs_.back()->by_head.assign(static_cast<size_t>(ring_size), nullptr);
   }
   stats_.poll_time.assign(vqs_.size(), sim::Time::Zero());
@@ -142,10 +149,18 @@ sim::Task VirtioBlkMq::IoThread() {
   }
 }
 
+sim::Time VirtioBlkMq::DeviceAccess(int q, bool write) {
+  const sim::Time spread = costs_.latency_exp_mean.value;
+  const sim::Time mean = write ? costs_.write_latency.value : costs_.read_latency.value;
+  if (spread <= sim::Time::Zero()) return mean;
+  return std::max(sim::Time::Zero(), mean - spread) +
+         device_spread_.Sample(vqs_[static_cast<size_t>(q)]->device_rng);
+}
+
 sim::Task VirtioBlkMq::DeviceIo(int q, VirtQueueElement e, Req* r) {
   const BlockRequest& rq = *r->rq;
   r->t_dev_start = sim_->Now();
-  co_await sim_->Delay(rq.write ? costs_.write_latency.value : costs_.read_latency.value);
+  co_await sim_->Delay(DeviceAccess(q, rq.write));
   const double bw = rq.write ? costs_.write_bandwidth.value : costs_.read_bandwidth.value;
   const sim::Time xfer = sim::Time::FromSecondsDouble(static_cast<double>(rq.bytes) / bw);
   const sim::Time start = std::max(sim_->Now(), link_free_);

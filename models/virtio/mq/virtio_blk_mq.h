@@ -32,8 +32,11 @@
 // notify test; virtio_notify_irqfd once per vq per batch). IOThread adaptive
 // polling: for poll_window after it last had work the IOThread notices new
 // work without the eventfd wakeup (iothread_wakeup otherwise).
-// Device: access latency by direction, then the data transfer over one
-// shared link at the direction's bandwidth (random == sequential).
+// Device: access latency by direction -- (latency - latency_exp_mean) +
+// Exp(latency_exp_mean), drawn from the vq's own stream
+// (Rng::ForStream(seed, "virtio_blk_mq.device.vq<N>")), mean unchanged --
+// then the data transfer over one shared link at the direction's bandwidth
+// (random == sequential).
 #ifndef VIOSIM_MODELS_VIRTIO_MQ_VIRTIO_BLK_MQ_H_
 #define VIOSIM_MODELS_VIRTIO_MQ_VIRTIO_BLK_MQ_H_
 
@@ -48,6 +51,8 @@
 #include "models/kvm/kvm.h"
 #include "models/sync/spinlock.h"
 #include "models/virtio/virtqueue.h"
+#include "sim/distribution.h"
+#include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
 
@@ -70,8 +75,9 @@ struct VirtioBlkMqCosts {
   Param<sim::Time> host_irq;           // NVMe MSI-X, nvme_irq, aio_complete (host kernel)
   Param<sim::Time> poll_window;        // IOThread adaptive polling (poll-max-ns)
   // Device.
-  Param<sim::Time> read_latency;   // access time, without the transfer
+  Param<sim::Time> read_latency;   // mean access time, without the transfer
   Param<sim::Time> write_latency;
+  Param<sim::Time> latency_exp_mean;  // exponential part of both (0: fixed latency)
   Param<double> read_bandwidth;    // bytes/s
   Param<double> write_bandwidth;
 };
@@ -107,9 +113,11 @@ struct VirtioBlkMqStats {
 
 class VirtioBlkMq final : public BlockStack {
  public:
-  // One virtqueue per vCPU. REQUIRES: references outlive the stack.
+  // One virtqueue per vCPU. `seed` seeds the device's access-latency
+  // streams (the run's seed). REQUIRES: references outlive the stack;
+  // costs.latency_exp_mean <= read_latency and <= write_latency.
   VirtioBlkMq(sim::Simulator& sim, std::vector<Cpu*> vcpus, Kvm& kvm, const VirtioBlkMqCosts& costs,
-              int ring_size, bool event_idx);
+              int ring_size, bool event_idx, uint64_t seed = 1);
 
   sim::Task Submit(Cpu& cpu, BlockRequest& rq, bool last) override;
   sim::Task Poll(Cpu& cpu, BlockRequest& rq) override;
@@ -121,6 +129,11 @@ class VirtioBlkMq final : public BlockStack {
   const Virtqueue& vq(int q) const { return vqs_[static_cast<size_t>(q)]->vq; }
   const Spinlock& vq_lock(int q) const { return vqs_[static_cast<size_t>(q)]->lock; }
   const VirtioBlkMqStats& stats() const { return stats_; }
+  // The device's access latency for one request of vq `q` (before its
+  // transfer): the fixed part, plus a draw from the vq's own stream when
+  // latency_exp_mean > 0, so a vq's draws follow its own requests whatever
+  // the other vqs do. Public for tests.
+  sim::Time DeviceAccess(int q, bool write);
 
  private:
   struct Req {
@@ -128,8 +141,8 @@ class VirtioBlkMq final : public BlockStack {
     sim::Time t_submit, t_kick, t_kicked, t_dev_start, t_dev_end, t_pushed;
   };
   struct Vq {
-    Vq(sim::Simulator& sim, int n, VirtqueueFeatures f, sim::Time handoff)
-        : vq(n, f), lock(sim, "vq_lock", handoff), used(sim) {}
+    Vq(sim::Simulator& sim, int n, VirtqueueFeatures f, sim::Time handoff, sim::Rng rng)
+        : vq(n, f), lock(sim, "vq_lock", handoff), used(sim), device_rng(rng) {}
     Virtqueue vq;
     Spinlock lock;
     sim::Signal used;          // the IOThread pushed (pollers wait on it)
@@ -140,6 +153,7 @@ class VirtioBlkMq final : public BlockStack {
     bool needs_notify = false; // IOThread batch_notify_vqs bit
     std::deque<Req*> avail;    // added, not yet popped (avail order)
     std::vector<Req*> by_head;
+    sim::Rng device_rng;       // the device's access latencies for this vq's requests
   };
   struct Done {
     int q;
@@ -161,6 +175,7 @@ class VirtioBlkMq final : public BlockStack {
   std::vector<Cpu*> vcpus_;
   Kvm* kvm_;
   VirtioBlkMqCosts costs_;
+  sim::Distribution device_spread_;  // Exp(latency_exp_mean)
   std::vector<std::unique_ptr<Vq>> vqs_;
   sim::Signal iothread_work_;
   bool iothread_kicked_ = false;
