@@ -212,6 +212,13 @@ absl::StatusOr<fio::WorkloadControl> ControlOf(const Scenario& stack, const FioR
   absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
   if (!max_group.ok()) return max_group.status();
   control.max_group_time = *max_group;
+  // A cap shorter than min_batches batches would leave too few batch means
+  // for a confidence interval: shorten the batches so the capped run still
+  // has min_batches of them.
+  const sim::Time batches = control.batch * control.min_batches;
+  if (control.max_group_time > sim::Time::Zero() && control.max_group_time < batches) {
+    control.batch = control.max_group_time / control.min_batches;
+  }
   return control;
 }
 
