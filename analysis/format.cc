@@ -394,4 +394,43 @@ std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::
   return "";
 }
 
+std::string FormatScenarioIndex(const std::vector<std::string>& paths,
+                                const std::vector<viosim::ScenarioFile>& files, Format f) {
+  switch (f) {
+    case Format::kText: {
+      std::vector<std::vector<std::string>> rows = {{"file", "scenario", "variants", "published", "description"}};
+      for (size_t i = 0; i < files.size(); ++i) {
+        const viosim::Scenario& s = files[i].scenario;
+        rows.push_back({paths[i], s.name(), absl::StrCat(viosim::VariantNames(files[i]).size()),
+                        absl::StrCat(s.published_size()), s.description()});
+      }
+      return absl::StrCat(Table(rows, "", "llrrl"), "\n`viosim list FILE` shows one scenario's variants, metrics and "
+                          "published values.\n");
+    }
+    case Format::kJson: {
+      JsonWriter j;
+      j.BeginObject().Key("scenarios").BeginArray();
+      for (size_t i = 0; i < files.size(); ++i) {
+        const viosim::Scenario& s = files[i].scenario;
+        j.BeginObject().Key("file").String(paths[i]).Key("scenario").String(s.name());
+        j.Key("variants").Number(static_cast<double>(viosim::VariantNames(files[i]).size()));
+        j.Key("published").Number(s.published_size()).Key("description").String(s.description()).EndObject();
+      }
+      j.EndArray().EndObject();
+      return j.str();
+    }
+    case Format::kCsv: {
+      std::string out = "file,scenario,variants,published,description\n";
+      for (size_t i = 0; i < files.size(); ++i) {
+        const viosim::Scenario& s = files[i].scenario;
+        absl::StrAppend(&out, CsvField(paths[i]), ",", CsvField(s.name()), ",",
+                        viosim::VariantNames(files[i]).size(), ",", s.published_size(), ",",
+                        CsvField(s.description()), "\n");
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
 }  // namespace analysis

@@ -33,6 +33,11 @@ std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& 
 std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::string>& metrics,
                        const std::vector<double>& references, Format f);
 
+// `viosim list` without a scenario: one line per scenario file (its path,
+// name, variant and published-cell counts, description), in `paths` order.
+std::string FormatScenarioIndex(const std::vector<std::string>& paths,
+                                const std::vector<viosim::ScenarioFile>& files, Format f);
+
 // /proc/lock_stat's table for `rows` (times in microseconds).
 std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const std::string& indent);
 

@@ -120,7 +120,7 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
   return rep;
 }
 
-absl::StatusOr<std::vector<std::string>> ScenariosWithPublished(const std::string& dir) {
+absl::StatusOr<std::vector<std::string>> ScenarioFiles(const std::string& dir) {
   std::error_code ec;
   std::vector<std::string> paths;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
@@ -129,8 +129,14 @@ absl::StatusOr<std::vector<std::string>> ScenariosWithPublished(const std::strin
   }
   if (ec) return absl::NotFoundError(absl::StrCat(dir, ": cannot list scenarios: ", ec.message()));
   std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+absl::StatusOr<std::vector<std::string>> ScenariosWithPublished(const std::string& dir) {
+  absl::StatusOr<std::vector<std::string>> paths = ScenarioFiles(dir);
+  if (!paths.ok()) return paths.status();
   std::vector<std::string> out;
-  for (const std::string& p : paths) {
+  for (const std::string& p : *paths) {
     absl::StatusOr<viosim::ScenarioFile> f = viosim::LoadScenarioFile(p);
     if (!f.ok()) return f.status();
     if (f->scenario.published_size() > 0) out.push_back(p);

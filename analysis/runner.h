@@ -55,6 +55,8 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
 
 // Every scenario file under `dir` (sorted by name) with published values.
 absl::StatusOr<std::vector<std::string>> ScenariosWithPublished(const std::string& dir);
+// Every scenario file (*.textproto) in `dir`, sorted.
+absl::StatusOr<std::vector<std::string>> ScenarioFiles(const std::string& dir);
 
 }  // namespace analysis
 

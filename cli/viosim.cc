@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
 
   CLI::App* list = app.add_subcommand("list", "Show a scenario's variants, metrics and published values");
   std::string list_path;
-  list->add_option("scenario", list_path, "Scenario file")->required()->type_name("SCENARIO");
+  list->add_option("scenario", list_path, "Scenario file (default: list every scenario under scenarios/)")
+      ->type_name("SCENARIO");
   AddShared(list, &list_f);
 
   CLI::App* rep = app.add_subcommand(
@@ -335,6 +336,17 @@ int main(int argc, char** argv) {
 
   if (*list) {
     if (absl::Status s = CheckWritable(list_f.output); !s.ok()) return Fail(s);
+    if (list_path.empty()) {
+      absl::StatusOr<std::vector<std::string>> paths = analysis::ScenarioFiles(DefaultScenarioDir());
+      if (!paths.ok()) return Fail(paths.status());
+      std::vector<viosim::ScenarioFile> files;
+      for (const std::string& p : *paths) {
+        absl::StatusOr<viosim::ScenarioFile> file = load(p, Overrides(list_f));
+        if (!file.ok()) return Fail(file.status());
+        files.push_back(*std::move(file));
+      }
+      return Emit(list_f, analysis::FormatScenarioIndex(*paths, files, ToFormat(list_f.format)));
+    }
     absl::StatusOr<viosim::ScenarioFile> file = load(list_path, Overrides(list_f));
     if (!file.ok()) return Fail(file.status());
     absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(*file, viosim::VariantNames(*file).front(),

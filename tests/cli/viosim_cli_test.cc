@@ -173,6 +173,17 @@ TEST(CliTest, ListShowsVariantsMetricsAndPublished) {
   EXPECT_THAT(r.out, HasSubstr("MACHINE_REPAIRMAN_MVA"));
 }
 
+// Without a file, `list` indexes the scenarios directory.
+TEST(CliTest, ListWithoutAScenarioIndexesTheScenarios) {
+  Result r = Viosim("list");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("scenarios/virtio_blk_poll.textproto"));
+  EXPECT_THAT(r.out, HasSubstr("virtio_blk_kick_lock"));
+  Result j = Viosim("list --format json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_THAT(j.out, HasSubstr("\"published\": 32"));
+}
+
 TEST(CliTest, GateChecksPublishedToleranceAndBaseline) {
   // One typed-in cell: 235,000 acquisitions/s (3 threads) within 5%.
   const std::string scenario = WriteTmp("gated.textproto", absl::StrCat(kGood, R"(
