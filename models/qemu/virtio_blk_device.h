@@ -9,9 +9,10 @@
 //                          avail_event = avail->idx), virtio_blk_handle_request,
 //                          bdrv_aio_readv -> linux-aio io_submit: pop_submit
 // The loop pops until the ring is empty; QEMU 2.0's non-dataplane device
-// does not switch notifications off around it (an assumption: not checked
-// against QEMU v2.0.0's hw/block/virtio-blk.c), so avail_event follows
-// every pop.
+// does not switch notifications off around it (virtio_blk_handle_output of
+// that era is just `while ((req = virtio_blk_get_request(s)))
+// virtio_blk_handle_request(req, &mrb);` then virtio_submit_multiwrite, with
+// no virtio_queue_set_notification), so avail_event follows every pop.
 //
 // The host block device serves each request after `disk_latency`, with no
 // limit on requests in flight (the guest's 64 tags bound them).
