@@ -137,6 +137,33 @@ TEST(VirtioBlkMqTest, InterruptCompletionTakesOneInterruptPerRequest) {
   EXPECT_NEAR(rig.blk->stats().device_ns / 20, 6000 + 4096 / 2.3, 0.01);
 }
 
+// QEMU's adaptive polling: with short waits the IOThread's poll time grows
+// (0, 4, 8, 16 ... up to 32us) and then catches every event without an eventfd
+// wakeup; when every wait is longer than poll-max-ns the poll time keeps
+// falling back to 0 and each wait ends in a wakeup.
+TEST(VirtioBlkMqTest, IothreadPollTimeGrowsOnShortWaitsAndResetsOnLongOnes) {
+  for (const bool slow : {false, true}) {
+    VirtioBlkMqCosts c = TestCosts();
+    if (slow) c.read_latency.value = Time::Micros(100);  // every device wait > 32us
+    Rig rig(c);
+    BlockRequest rq;
+    rq.bytes = 4096;
+    rq.sink = &rig.sink;
+    rig.sim.Spawn(Issue(rig, *rig.ptrs[0], rq, 50, /*polled=*/true));
+    rig.sim.RunUntil(Time::Millis(20));
+    ASSERT_EQ(rig.sink.completions, 50) << slow;
+    if (slow) {
+      EXPECT_GE(rig.blk->stats().iothread_wakeups, 50u);
+    } else {
+      EXPECT_LE(rig.blk->stats().iothread_wakeups, 5u);
+      // It grows only while waits outlast it: here to 16us, as no wait
+      // between events is longer.
+      EXPECT_GE(rig.blk->stats().iothread_poll_grows, 1u);
+      EXPECT_LE(rig.blk->stats().iothread_poll_grows, 4u);
+    }
+  }
+}
+
 TEST(VirtioBlkMqTest, InterruptsOffWhilePolledRequestsInFlightAndBackOnAfter) {
   Rig rig;
   BlockRequest rq;

@@ -91,6 +91,21 @@ sim::Task VirtioBlkMq::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   r->t_kicked = sim_->Now();
 }
 
+// adjust_polling_time() (QEMU util/aio-posix.c) with poll-grow and
+// poll-shrink at their defaults (0: double, and reset to 0).
+void VirtioBlkMq::AdjustPollingTime(sim::Time block) {
+  const sim::Time max = costs_.poll_window.value;
+  if (block <= iothread_poll_ns_) return;  // the sweet spot
+  if (block > max) {
+    iothread_poll_ns_ = sim::Time::Zero();  // would poll too long: stop polling
+  } else if (iothread_poll_ns_ < max) {
+    iothread_poll_ns_ =
+        iothread_poll_ns_ > sim::Time::Zero() ? iothread_poll_ns_ * 2 : sim::Time::Micros(4);  // start at 4us
+    iothread_poll_ns_ = std::min(iothread_poll_ns_, max);
+    ++stats_.iothread_poll_grows;
+  }
+}
+
 // The IOThread's event loop: completions, then every vq's avail ring, then
 // one irqfd per vq that completed something and wants an interrupt.
 sim::Task VirtioBlkMq::IoThread() {
@@ -99,13 +114,16 @@ sim::Task VirtioBlkMq::IoThread() {
     for (auto& v : vqs_) any_avail = any_avail || !v->avail.empty();
     if (done_.empty() && !any_avail) {
       iothread_kicked_ = false;
+      const sim::Time wait_start = sim_->Now();
       co_await iothread_work_.Wait();
-      // Adaptive polling: within the window the IOThread is still spinning.
-      if (sim_->Now() - iothread_last_work_ > costs_.poll_window.value) {
+      const sim::Time block = sim_->Now() - wait_start;
+      // Polled for poll_ns, then blocked in ppoll: the eventfd wakes it.
+      if (block > iothread_poll_ns_) {
         ++stats_.iothread_wakeups;
         co_await sim_->Delay(costs_.iothread_wakeup.value);
         stats_.iothread_busy_ns += costs_.iothread_wakeup.value.ToSeconds() * 1e9;
       }
+      AdjustPollingTime(block);
       continue;
     }
     while (!done_.empty()) {
@@ -145,7 +163,6 @@ sim::Task VirtioBlkMq::IoThread() {
         sim_->Spawn(Interrupt(static_cast<int>(q)));
       }
     }
-    iothread_last_work_ = sim_->Now();
   }
 }
 

@@ -30,8 +30,13 @@
 // the host block layer to the NVMe doorbell) and completes (host_irq in the
 // host kernel, then iothread_complete: io_getevents, virtqueue_push, and the
 // notify test; virtio_notify_irqfd once per vq per batch). IOThread adaptive
-// polling: for poll_window after it last had work the IOThread notices new
-// work without the eventfd wakeup (iothread_wakeup otherwise).
+// polling as QEMU's aio_poll (util/aio-posix.c, adjust_polling_time with
+// the defaults poll-grow 0 -> x2, poll-shrink 0 -> reset): the IOThread
+// busy-polls for poll_ns before it blocks; work that arrives within poll_ns
+// is noticed without the eventfd wakeup (iothread_wakeup otherwise). After
+// each wait of block_ns: poll_ns stays if block_ns <= poll_ns; drops to 0 if
+// block_ns > poll_window (poll-max-ns); otherwise doubles (from 0 to 4us),
+// capped at poll_window.
 // Device: access latency by direction -- (latency - latency_exp_mean) +
 // Exp(latency_exp_mean), drawn from the vq's own stream
 // (Rng::ForStream(seed, "virtio_blk_mq.device.vq<N>")), mean unchanged --
@@ -73,7 +78,7 @@ struct VirtioBlkMqCosts {
   Param<sim::Time> iothread_submit;    // per request: pop, handle_request, io_submit to the doorbell
   Param<sim::Time> iothread_complete;  // per request: reap the AIO event, push, notify test
   Param<sim::Time> host_irq;           // NVMe MSI-X, nvme_irq, aio_complete (host kernel)
-  Param<sim::Time> poll_window;        // IOThread adaptive polling (poll-max-ns)
+  Param<sim::Time> poll_window;        // IOThread adaptive polling's ceiling (poll-max-ns)
   // Device.
   Param<sim::Time> read_latency;   // mean access time, without the transfer
   Param<sim::Time> write_latency;
@@ -90,6 +95,7 @@ struct VirtioBlkMqStats {
   uint64_t irq_completions = 0;
   uint64_t polled_completions = 0;
   uint64_t iothread_wakeups = 0;
+  uint64_t iothread_poll_grows = 0;  // adaptive polling time raised
   uint64_t cb_disables = 0;         // first HIPRI turned a vq's callbacks off
   uint64_t cb_enables = 0;          // last HIPRI done: callbacks back on
   // Breakdown sums (ns) over completed requests.
@@ -165,6 +171,7 @@ class VirtioBlkMq final : public BlockStack {
   sim::Task LockedAdd(Cpu& cpu, Vq& v, Req* r, bool* notify);
   sim::Task Ioeventfd();
   sim::Task IoThread();
+  void AdjustPollingTime(sim::Time block);
   sim::Task DeviceIo(int q, VirtQueueElement e, Req* r);
   sim::Task Interrupt(int q);
   sim::Task InterruptBody(Cpu& cpu, int q);
@@ -179,7 +186,7 @@ class VirtioBlkMq final : public BlockStack {
   std::vector<std::unique_ptr<Vq>> vqs_;
   sim::Signal iothread_work_;
   bool iothread_kicked_ = false;
-  sim::Time iothread_last_work_;
+  sim::Time iothread_poll_ns_;  // aio_poll's current polling time (ctx->poll_ns)
   std::deque<Done> done_;
   sim::Time link_free_;
   VirtioBlkMqStats stats_;
