@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "analysis/json.h"
 #include "sim/time.h"
 
@@ -426,6 +427,63 @@ std::string FormatScenarioIndex(const std::vector<std::string>& paths,
         absl::StrAppend(&out, CsvField(paths[i]), ",", CsvField(s.name()), ",",
                         viosim::VariantNames(files[i]).size(), ",", s.published_size(), ",",
                         CsvField(s.description()), "\n");
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
+std::string FormatSweep(const Sweep& sweep, Format f) {
+  switch (f) {
+    case Format::kText: {
+      // The value column is headed by the field's last two names
+      // ("mmio_exit_user.value"); the title line gives the whole path.
+      const std::vector<std::string> names = absl::StrSplit(sweep.field, '.');
+      const size_t keep = std::min<size_t>(2, names.size());
+      std::vector<std::string> head = {absl::StrJoin(names.end() - keep, names.end(), ".")};
+      for (const std::string& v : sweep.variants) {
+        for (const std::string& m : sweep.metrics) {
+          head.push_back(absl::StrCat(v, " ", m));
+          head.push_back("+/-");
+        }
+      }
+      std::vector<std::vector<std::string>> rows = {head};
+      for (size_t i = 0; i < sweep.points.size(); ++i) {
+        const SweepPoint& p = sweep.points[i];
+        if (i % sweep.variants.size() == 0) rows.push_back({p.value});
+        for (const sim::MetricEstimate& m : p.metrics) {
+          rows.back().push_back(Sig(m.value));
+          rows.back().push_back(Ci(m.ci95));
+        }
+      }
+      return absl::StrCat("scenario ", sweep.scenario, ": sweep over ", sweep.field,
+                          "\n(+/-: half-width of the 95% confidence interval, - where none was computed)\n\n",
+                          Table(rows, ""));
+    }
+    case Format::kJson: {
+      JsonWriter j;
+      j.BeginObject().Key("scenario").String(sweep.scenario).Key("field").String(sweep.field);
+      j.Key("points").BeginArray();
+      for (const SweepPoint& p : sweep.points) {
+        j.BeginObject().Key("value").String(p.value).Key("variant").String(p.variant);
+        j.Key("metrics").BeginObject();
+        for (const sim::MetricEstimate& m : p.metrics) j.Key(m.name).Number(m.value);
+        j.EndObject().Key("ci95").BeginObject();
+        for (const sim::MetricEstimate& m : p.metrics) CiJson(m.ci95, j.Key(m.name));
+        j.EndObject().EndObject();
+      }
+      j.EndArray().EndObject();
+      return j.str();
+    }
+    case Format::kCsv: {
+      // The swept value's column is not called "value": that is the metric's.
+      std::string out = "swept_value,variant,metric,value,ci95\n";
+      for (const SweepPoint& p : sweep.points) {
+        for (const sim::MetricEstimate& m : p.metrics) {
+          absl::StrAppend(&out, CsvField(p.value), ",", CsvField(p.variant), ",", CsvField(m.name), ",",
+                          FormatNumber(m.value), ",", CiCsv(m.ci95), "\n");
+        }
       }
       return out;
     }

@@ -38,6 +38,12 @@ std::string FormatList(const viosim::ScenarioFile& file, const std::vector<std::
 std::string FormatScenarioIndex(const std::vector<std::string>& paths,
                                 const std::vector<viosim::ScenarioFile>& files, Format f);
 
+// `viosim sweep`: a table with one row per value and, per (variant, metric),
+// the modeled value and its 95% half-width ("-" where none was computed).
+// JSON: {"scenario", "field", "points": [{"value", "variant", "metrics",
+// "ci95"}]}. CSV: swept_value,variant,metric,value,ci95.
+std::string FormatSweep(const Sweep& sweep, Format f);
+
 // /proc/lock_stat's table for `rows` (times in microseconds).
 std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const std::string& indent);
 

@@ -9,10 +9,44 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "analysis/published.h"
 
 namespace analysis {
+
+namespace {
+
+// Runs `resolved[i]` as variant `names[i]` on up to `request.jobs` threads.
+// Results come back in input order whatever the number of threads.
+std::vector<absl::StatusOr<viosim::VariantResult>> RunResolved(const viosim::ScenarioFile& file,
+                                                               const std::vector<viosim::Scenario>& resolved,
+                                                               const std::vector<std::string>& names,
+                                                               const RunRequest& request) {
+  std::vector<absl::StatusOr<viosim::VariantResult>> results(resolved.size(), absl::UnknownError("not run"));
+  viosim::RunOptions options = request.options;
+  options.base_dir = std::filesystem::path(file.path).parent_path().string();
+  if (options.base_dir.empty()) options.base_dir = ".";
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < resolved.size(); i = next++) {
+      results[i] = viosim::RunScenario(resolved[i], names[i], options);
+    }
+  };
+  const int threads = std::max(1, std::min<int>(request.jobs, static_cast<int>(resolved.size())));
+  if (threads == 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (std::thread& t : pool) t.join();
+  }
+  return results;
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::ScenarioFile& file,
                                                                   const std::vector<std::string>& variants,
@@ -24,25 +58,7 @@ absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::Sce
     if (!s.ok()) return s.status();
     resolved.push_back(*std::move(s));
   }
-  std::vector<absl::StatusOr<viosim::VariantResult>> results(variants.size(),
-                                                                absl::UnknownError("not run"));
-  viosim::RunOptions options = request.options;
-  options.base_dir = std::filesystem::path(file.path).parent_path().string();
-  if (options.base_dir.empty()) options.base_dir = ".";
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < variants.size(); i = next++) {
-      results[i] = viosim::RunScenario(resolved[i], variants[i], options);
-    }
-  };
-  const int threads = std::max(1, std::min<int>(request.jobs, static_cast<int>(variants.size())));
-  if (threads == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (std::thread& t : pool) t.join();
-  }
+  std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, resolved, variants, request);
   std::vector<viosim::VariantResult> out;
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].ok()) {
@@ -53,6 +69,93 @@ absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::Sce
     out.back().description = viosim::VariantDescription(file, variants[i]);
   }
   return out;
+}
+
+absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over) {
+  const size_t eq = over.find('=');
+  SweepSpec spec;
+  if (eq != absl::string_view::npos) spec.field = std::string(absl::StripAsciiWhitespace(over.substr(0, eq)));
+  if (spec.field.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--over '", over, "': expected FIELD=V1,V2,..., e.g. platform.kvm.mmio_exit_user.value=2us,6us"));
+  }
+  for (absl::string_view v : absl::StrSplit(over.substr(eq + 1), ',')) {
+    spec.values.emplace_back(v);
+    if (v.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--over '", over, "': field '", spec.field, "': empty value in the list"));
+    }
+  }
+  return spec;
+}
+
+absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                               const std::vector<std::string>& variants,
+                               const std::vector<std::string>& metrics, const RunRequest& request) {
+  Sweep sweep;
+  sweep.scenario = file.scenario.name();
+  sweep.field = spec.field;
+  sweep.values = spec.values;
+  sweep.variants = variants.empty() ? viosim::VariantNames(file) : variants;
+  // Each value alone first, so that a bad field or value names --over.
+  for (const std::string& v : spec.values) {
+    viosim::Scenario scratch = file.scenario;
+    absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat(spec.field, "=", v), "--over");
+    if (!s.ok()) return s;
+  }
+  // Value-major, as the points come out.
+  std::vector<viosim::Scenario> resolved;
+  std::vector<std::string> names;
+  for (const std::string& v : spec.values) {
+    RunRequest at = request;
+    at.overrides.push_back(absl::StrCat(spec.field, "=", v));
+    for (const std::string& variant : sweep.variants) {
+      absl::StatusOr<viosim::Scenario> s = viosim::ResolveVariant(file, variant, at.overrides);
+      if (!s.ok()) return s.status();
+      resolved.push_back(*std::move(s));
+      names.push_back(variant);
+    }
+  }
+  const std::vector<std::string> available = viosim::MetricNames(resolved.front());
+  sweep.metrics = metrics;
+  if (sweep.metrics.empty() && !available.empty()) {
+    const bool has_iops = std::find(available.begin(), available.end(), "iops") != available.end();
+    sweep.metrics.push_back(has_iops ? "iops" : available.front());
+  }
+  for (size_t i = 0; i < resolved.size(); ++i) {
+    const std::vector<std::string> known = viosim::MetricNames(resolved[i]);
+    for (const std::string& m : sweep.metrics) {
+      if (std::find(known.begin(), known.end(), m) == known.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("--metric '", m, "': not a metric of scenario '",
+                                                       sweep.scenario, "' (variant '", names[i],
+                                                       "'); its metrics are: ", absl::StrJoin(known, ", ")));
+      }
+    }
+  }
+
+  std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, resolved, names, request);
+  const size_t per_value = sweep.variants.size();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string& value = spec.values[i / per_value];
+    if (!results[i].ok()) {
+      return absl::Status(results[i].status().code(),
+                          absl::StrCat(file.path, ": variant '", names[i], "', ", spec.field, "=", value, ": ",
+                                       results[i].status().message()));
+    }
+    SweepPoint p;
+    p.value = value;
+    p.variant = names[i];
+    for (const std::string& m : sweep.metrics) {
+      auto it = std::find_if(results[i]->metrics.begin(), results[i]->metrics.end(),
+                             [&m](const sim::MetricEstimate& e) { return e.name == m; });
+      if (it == results[i]->metrics.end()) {
+        return absl::InternalError(absl::StrCat("variant '", names[i], "' did not report metric '", m, "'"));
+      }
+      p.metrics.push_back(*it);
+    }
+    sweep.points.push_back(std::move(p));
+  }
+  return sweep;
 }
 
 absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const RunRequest& request) {

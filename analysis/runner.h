@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "scenarios/builder.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario.pb.h"
@@ -42,6 +43,46 @@ struct RunRequest {
 absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::ScenarioFile& file,
                                                                   const std::vector<std::string>& variants,
                                                                   const RunRequest& request);
+
+// `viosim sweep --over FIELD=V1,V2,...`: one field path (as --set takes it)
+// and the values it takes in turn.
+struct SweepSpec {
+  std::string field;
+  std::vector<std::string> values;
+};
+
+// Parses "FIELD=V1,V2,..." (values split at commas, in order). Returns
+// InvalidArgument naming --over when there is no '=', no field or an empty
+// value; the field and values themselves are checked by RunSweep.
+absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over);
+
+// One (value, variant) pair of a sweep: the chosen metrics, in
+// Sweep::metrics order.
+struct SweepPoint {
+  std::string value;
+  std::string variant;
+  std::vector<sim::MetricEstimate> metrics;
+};
+
+struct Sweep {
+  std::string scenario;  // the scenario's name
+  std::string field;
+  std::vector<std::string> values;
+  std::vector<std::string> variants;
+  std::vector<std::string> metrics;
+  std::vector<SweepPoint> points;  // value-major: for each value, each variant
+};
+
+// Runs every (value, variant) pair of `spec`: each value is applied as the
+// override FIELD=VALUE after `request.overrides`. `variants` empty means all
+// of the file's; `metrics` empty means "iops" when the scenario reports it,
+// else its first metric. Everything is resolved and checked first (a bad
+// field or value names --over, an unknown metric lists the scenario's
+// metrics; InvalidArgument), then the pairs run on up to `request.jobs`
+// threads; the result does not depend on how many.
+absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                               const std::vector<std::string>& variants,
+                               const std::vector<std::string>& metrics, const RunRequest& request);
 
 struct Reproduction {
   std::string scenario;  // the scenario's name

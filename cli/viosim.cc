@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(1);
 
-  SharedFlags run_f, list_f, rep_f, gate_f;
+  SharedFlags run_f, list_f, rep_f, gate_f, sweep_f;
 
   CLI::App* run = app.add_subcommand("run", "Run a scenario's variants and print a readable report");
   std::string run_path;
@@ -162,6 +162,23 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   run->add_flag("--perf", perf, "Print wall-clock speed (events and acquisitions per second) to stderr");
   AddShared(run, &run_f);
+
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Run a scenario's variants once per value of one field and tabulate chosen metrics");
+  std::string sweep_path, sweep_over;
+  std::vector<std::string> sweep_variants, sweep_metrics;
+  sweep->add_option("scenario", sweep_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
+  sweep->add_option("--over", sweep_over,
+                    "Field path (as --set takes it) and the values it takes in turn, e.g. "
+                    "platform.kvm.mmio_exit_user.value=2us,6us,51.5us (applied after every --set)")
+      ->required()
+      ->type_name("FIELD=V1,V2,...");
+  sweep->add_option("--variant,-v", sweep_variants, "Variant to run at each value (repeatable; default: all)")
+      ->type_name("NAME");
+  sweep->add_option("--metric,-m", sweep_metrics,
+                    "Metric to tabulate (repeatable; default: iops if the scenario has it, else its first)")
+      ->type_name("NAME");
+  AddShared(sweep, &sweep_f);
 
   CLI::App* list = app.add_subcommand("list", "Show a scenario's variants, metrics and published values");
   std::string list_path;
@@ -282,6 +299,20 @@ int main(int argc, char** argv) {
     }
     return Emit(run_f, analysis::FormatRun(file->scenario.name(), file->scenario.description(), *results,
                                            ToFormat(run_f.format)));
+  }
+
+  if (*sweep) {
+    if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
+    absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
+    if (!spec.ok()) return Fail(spec.status());
+    absl::StatusOr<viosim::ScenarioFile> file = load(sweep_path, Overrides(sweep_f));
+    if (!file.ok()) return Fail(file.status());
+    analysis::RunRequest req;
+    req.overrides = Overrides(sweep_f);
+    req.jobs = sweep_f.jobs;
+    absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
+    if (!result.ok()) return Fail(result.status());
+    return Emit(sweep_f, analysis::FormatSweep(*result, ToFormat(sweep_f.format)));
   }
 
   if (*fio_cmd) {

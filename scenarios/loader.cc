@@ -1011,9 +1011,10 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
   return "is not a scalar field";
 }
 
-// ApplyOverride for any message type.
-absl::Status ApplyAssignment(Message* root, absl::string_view assignment) {
-  const std::string prefix = absl::StrCat("--set '", assignment, "'");
+// ApplyOverride for any message type; `flag` names the flag in messages.
+absl::Status ApplyAssignment(Message* root, absl::string_view assignment,
+                             absl::string_view flag) {
+  const std::string prefix = absl::StrCat(flag, " '", assignment, "'");
   const size_t eq = assignment.find('=');
   if (eq == absl::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -1155,8 +1156,9 @@ std::vector<std::string> VariantNames(const ScenarioFile& file) {
   return VariantNamesOf(file.scenario);
 }
 
-absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment) {
-  return ApplyAssignment(scenario, assignment);
+absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
+                           absl::string_view flag) {
+  return ApplyAssignment(scenario, assignment, flag);
 }
 
 absl::Status ApplyOverrides(Scenario* scenario,

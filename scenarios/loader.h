@@ -94,7 +94,9 @@ bool SameVariant(absl::string_view a, absl::string_view b);
 // The variant's description, or the scenario's for the base.
 std::string VariantDescription(const ScenarioFile& file, absl::string_view variant_name);
 
-absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment);
+// `flag` is the flag named in messages ("--over" for a sweep's values).
+absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
+                           absl::string_view flag = "--set");
 
 // Applies `assignments` in order; all errors are reported together, one per
 // line. Assignments that succeed stay applied even if others fail.

@@ -8,8 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -75,7 +78,7 @@ TEST(CliTest, HelpAndVersionExitZero) {
   Result top = Viosim("--help");
   EXPECT_EQ(top.code, 0) << top.err;
   EXPECT_THAT(top.out, HasSubstr("reproduce"));
-  for (const char* sub : {"run", "list", "reproduce", "gate"}) {
+  for (const char* sub : {"run", "sweep", "list", "reproduce", "gate"}) {
     Result r = Viosim(absl::StrCat(sub, " --help"));
     EXPECT_EQ(r.code, 0) << sub << r.err;
     EXPECT_THAT(r.out, HasSubstr("--format")) << sub;
@@ -267,6 +270,125 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_set_value", kGood, "--set run.duration=fast", "--set", "run.duration"},
         BadCase{"bad_set_negative", kGood, "--set run.warmup=-1ms", "--set", "run.warmup"}),
     [](const testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
+
+// --- viosim sweep ------------------------------------------------------------
+
+constexpr char kThreadSweep[] =
+    "sweep scenarios/lockbench.textproto --over workload.lockbench.threads=2,4,8 --variant N4 "
+    "--metric lock_wait_mean_us --set run.duration=50ms --set run.warmup=1ms";
+
+TEST(CliSweepTest, OneRowPerValueAndMoreThreadsWaitLonger) {
+  Result r = Viosim(absl::StrCat(kThreadSweep, " --format csv"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0], "swept_value,variant,metric,value,ci95");
+  std::vector<double> wait;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> f = absl::StrSplit(lines[i], ',');
+    ASSERT_EQ(f.size(), 5u) << lines[i];
+    EXPECT_EQ(f[0], std::vector<std::string>({"2", "4", "8"})[i - 1]);
+    EXPECT_EQ(f[1], "N4");
+    EXPECT_EQ(f[2], "lock_wait_mean_us");
+    EXPECT_FALSE(f[4].empty()) << "lockbench metrics have an interval";
+    double w = 0;
+    ASSERT_TRUE(absl::SimpleAtod(f[3], &w)) << f[3];
+    wait.push_back(w);
+  }
+  EXPECT_LT(wait[0], wait[1]);
+  EXPECT_LT(wait[1], wait[2]);
+
+  Result t = Viosim(kThreadSweep);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("sweep over workload.lockbench.threads\n"));
+  EXPECT_THAT(t.out, testing::ContainsRegex("\nlockbench.threads  N4 lock_wait_mean_us +[+]/-\n"));
+  std::vector<std::string> rows = absl::StrSplit(t.out, '\n', absl::SkipEmpty());
+  ASSERT_GE(rows.size(), 3u);
+  rows.erase(rows.begin(), rows.end() - 3);
+  EXPECT_THAT(rows[0], testing::StartsWith("2 "));
+  EXPECT_THAT(rows[1], testing::StartsWith("4 "));
+  EXPECT_THAT(rows[2], testing::StartsWith("8 "));
+}
+
+TEST(CliSweepTest, JsonFollowsTheContract) {
+  Result r = Viosim(
+      "sweep scenarios/lockbench.textproto --over workload.lockbench.threads=2,3 --format json "
+      "--set run.duration=20ms --set run.warmup=1ms");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // No iops in lockbench: the default metric is the scenario's first.
+  for (const char* want : {"\"scenario\": \"lockbench\"", "\"field\": \"workload.lockbench.threads\"",
+                           "\"points\": [", "\"value\": \"3\",\n      \"variant\": \"N64\"",
+                           "\"metrics\": {\n        \"lock_acquisitions_per_s\": ",
+                           "\"ci95\": {\n        \"lock_acquisitions_per_s\": "}) {
+    EXPECT_THAT(r.out, HasSubstr(want));
+  }
+}
+
+TEST(CliSweepTest, DefaultMetricIsIopsWhenTheScenarioHasIt) {
+  Result r = Viosim("sweep scenarios/virtio_blk_kick_lock.textproto --over platform.kvm.mmio_exit_user.value=51.5us "
+                    "-v before --format csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\n51.5us,before,iops,"));
+}
+
+TEST(CliSweepTest, OutputIsByteIdenticalAcrossJobs) {
+  for (const char* format : {"text", "json", "csv"}) {
+    const std::string args = absl::StrCat(
+        "sweep scenarios/lockbench.textproto --over workload.lockbench.threads=2,4,6 "
+        "-m lock_wait_mean_us -m cpu_spin_pct --set run.duration=20ms --set run.warmup=1ms --format ",
+        format);
+    Result a = Viosim(args + " --jobs 1");
+    Result b = Viosim(args + " --jobs 2");
+    Result c = Viosim(args + " --jobs 4");
+    ASSERT_EQ(a.code, 0) << a.err;
+    EXPECT_EQ(a.out, b.out) << format;
+    EXPECT_EQ(a.out, c.out) << format;
+  }
+}
+
+TEST(CliSweepTest, OutputFileIsWrittenWhole) {
+  const std::string path = absl::StrCat(TmpDir(), "/sweep.csv");
+  Result r = Viosim(absl::StrCat(kThreadSweep, " --format csv -o ", path));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_THAT(ReadAll(path), HasSubstr("\n8,N4,lock_wait_mean_us,"));
+}
+
+struct SweepBadCase {
+  const char* name;
+  std::string flags;
+  std::vector<std::string> expect;  // each in the message
+  friend void PrintTo(const SweepBadCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class SweepBadInputTest : public testing::TestWithParam<SweepBadCase> {};
+
+TEST_P(SweepBadInputTest, ExitsTwoBeforeRunningWithoutOutput) {
+  const SweepBadCase& c = GetParam();
+  const std::string out = absl::StrCat(TmpDir(), "/sweep_", c.name, ".out");
+  std::filesystem::remove(out);
+  Result r = Viosim(absl::StrCat("sweep scenarios/lockbench.textproto -o ", out, " ", c.flags));
+  EXPECT_EQ(r.code, 2) << r.err;
+  for (const std::string& e : c.expect) EXPECT_THAT(r.err, HasSubstr(e));
+  EXPECT_FALSE(std::filesystem::exists(out)) << "output written for bad input";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SweepBadInputTest,
+    testing::Values(
+        SweepBadCase{"bad_field", "--over workload.lockbench.thread=2,4",
+                     {"--over 'workload.lockbench.thread=2'", "field 'workload.lockbench.thread'", "threads"}},
+        SweepBadCase{"bad_value", "--over workload.lockbench.threads=2,two",
+                     {"--over 'workload.lockbench.threads=two'", "field 'workload.lockbench.threads'", "'two'"}},
+        SweepBadCase{"out_of_bounds", "--over workload.lockbench.threads=0",
+                     {"--over 'workload.lockbench.threads=0'", "field 'workload.lockbench.threads'"}},
+        SweepBadCase{"empty_value", "--over workload.lockbench.threads=2,,4", {"--over", "empty value"}},
+        SweepBadCase{"no_values", "--over workload.lockbench.threads", {"--over", "FIELD=V1,V2"}},
+        SweepBadCase{"unknown_metric", "--over workload.lockbench.threads=2 --metric iops",
+                     {"--metric 'iops'", "lock_acquisitions_per_s, lock_wait_mean_us, lock_hold_mean_us"}},
+        SweepBadCase{"unknown_variant", "--over workload.lockbench.threads=2 --variant nope", {"nope", "N64"}},
+        SweepBadCase{"missing_over", "", {"--over"}}),
+    [](const testing::TestParamInfo<SweepBadCase>& info) { return std::string(info.param.name); });
 
 TEST(CliTest, MissingScenarioFileExitsTwo) {
   Result r = Viosim("run does/not/exist.textproto");
