@@ -491,4 +491,145 @@ std::string FormatSweep(const Sweep& sweep, Format f) {
   return "";
 }
 
+namespace {
+
+std::string StepName(const BisectionStep& s) {
+  switch (s.at) {
+    case BisectionStep::At::kLo:
+      return "lo";
+    case BisectionStep::At::kHi:
+      return "hi";
+    case BisectionStep::At::kMid:
+      break;
+  }
+  return absl::StrCat(s.iteration);
+}
+
+std::string ErrorText(double error_pct) {
+  return std::isfinite(error_pct) ? absl::StrFormat("%+.2f%%", error_pct) : "inf";
+}
+
+// "not monotonic between X and Y" for a midpoint outside its bracket's values.
+std::string StepNote(const Calibration& c, size_t i) {
+  const BisectionStep& s = c.search.steps[i];
+  if (!s.non_monotonic) return "";
+  return absl::StrCat("not monotonic between ", c.values[s.bracket_lo], " and ", c.values[s.bracket_hi]);
+}
+
+const char* OutcomeName(BisectionOutcome o) {
+  switch (o) {
+    case BisectionOutcome::kFitted:
+      return "fitted";
+    case BisectionOutcome::kNotBracketed:
+      return "not_bracketed";
+    case BisectionOutcome::kNotConverged:
+      break;
+  }
+  return "not_converged";
+}
+
+}  // namespace
+
+std::string CalibrationSummary(const Calibration& c) {
+  const Bisection& b = c.search;
+  const std::string published = absl::StrCat("published ", Sig(c.published), " (CALIBRATION",
+                                             c.source.empty() ? "" : absl::StrCat(", source ", c.source), ")");
+  if (b.outcome == BisectionOutcome::kNotBracketed) {
+    return absl::StrCat("not bracketed: modeled ", c.metric, " is ", Sig(b.steps[0].eval.value), " at ",
+                        c.field, " = ", c.values[0], " and ", Sig(b.steps[1].eval.value), " at ", c.values[1],
+                        "; ", published, " is not between them");
+  }
+  const BisectionStep& s = b.steps[b.best];
+  const std::string at = absl::StrCat(c.field, " = ", c.values[b.best], ": modeled ", Sig(s.eval.value),
+                                      " (error ", ErrorText(s.error_pct), ") vs ", published);
+  if (b.outcome == BisectionOutcome::kFitted) return absl::StrCat("fitted ", at);
+  const int iterations = static_cast<int>(b.steps.size()) - 2;
+  return absl::StrCat("not converged within ", c.tolerance_pct, "% ",
+                      b.at_resolution ? absl::StrCat("(the bracket is below the field's resolution, ",
+                                                     c.resolution, ", after ", iterations, " iterations)")
+                                      : absl::StrCat("after ", iterations, " iterations"),
+                      "; closest ", at);
+}
+
+std::string FormatCalibration(const Calibration& c, Format f) {
+  const Bisection& b = c.search;
+  switch (f) {
+    case Format::kText: {
+      // The value column is headed by the field's last two names, as in a sweep.
+      const std::vector<std::string> names = absl::StrSplit(c.field, '.');
+      const size_t keep = std::min<size_t>(2, names.size());
+      std::vector<std::vector<std::string>> rows = {
+          {"step", absl::StrJoin(names.end() - keep, names.end(), "."), c.metric, "+/-", "error", ""}};
+      for (size_t i = 0; i < b.steps.size(); ++i) {
+        const BisectionStep& s = b.steps[i];
+        rows.push_back({StepName(s), c.values[i], Sig(s.eval.value), Ci(s.eval.ci95), ErrorText(s.error_pct),
+                        StepNote(c, i)});
+      }
+      return absl::StrCat(
+          "scenario ", c.scenario, ": calibrate ", c.field, " to ", c.variant, "/", c.metric, "\n",
+          "published ", Sig(c.published), " (CALIBRATION, tolerance ", absl::StrFormat("%g%%", c.cell_tolerance_pct),
+          c.source.empty() ? "" : absl::StrCat(", source ", c.source), ")\n",
+          "bisection on a ", c.scale, " scale; stops within ", absl::StrFormat("%g%%", c.tolerance_pct),
+          " of published, at the field's resolution (", c.resolution, ") or after ", c.max_iter, " iterations\n",
+          "(+/-: half-width of the 95% confidence interval, - where none was computed)\n\n", Table(rows, "", "llrrrl"),
+          "\n", CalibrationSummary(c), "\n");
+    }
+    case Format::kJson: {
+      JsonWriter j;
+      j.BeginObject()
+          .Key("scenario").String(c.scenario)
+          .Key("field").String(c.field)
+          .Key("variant").String(c.variant)
+          .Key("metric").String(c.metric)
+          .Key("published").Number(c.published)
+          .Key("role").String("calibration")
+          .Key("source").String(c.source)
+          .Key("cell_tolerance_pct").Number(c.cell_tolerance_pct)
+          .Key("tolerance_pct").Number(c.tolerance_pct)
+          .Key("max_iter").Int(c.max_iter)
+          .Key("scale").String(c.scale)
+          .Key("resolution").String(c.resolution);
+      auto point = [&](size_t i) {
+        const BisectionStep& s = b.steps[i];
+        j.Key("value").String(c.values[i]).Key("modeled").Number(s.eval.value);
+        CiJson(s.eval.ci95, j.Key("ci95"));
+        j.Key("error_pct").Number(s.error_pct);
+      };
+      j.Key("steps").BeginArray();
+      for (size_t i = 0; i < b.steps.size(); ++i) {
+        j.BeginObject().Key("step").String(StepName(b.steps[i]));
+        point(i);
+        j.Key("note").String(StepNote(c, i)).EndObject();
+      }
+      j.EndArray().Key("outcome").String(OutcomeName(b.outcome)).Key("result");
+      if (b.best < 0) {
+        j.Null();
+      } else {
+        j.BeginObject();
+        point(b.best);
+        j.EndObject();
+      }
+      j.Key("summary").String(CalibrationSummary(c)).EndObject();
+      return j.str();
+    }
+    case Format::kCsv: {
+      std::string out = "step,value,modeled,ci95,error_pct,note\n";
+      auto row = [&](const std::string& step, size_t i, const std::string& note) {
+        const BisectionStep& s = b.steps[i];
+        absl::StrAppend(&out, step, ",", CsvField(c.values[i]), ",", FormatNumber(s.eval.value), ",",
+                        CiCsv(s.eval.ci95), ",", FormatNumber(s.error_pct), ",", CsvField(note), "\n");
+      };
+      for (size_t i = 0; i < b.steps.size(); ++i) row(StepName(b.steps[i]), i, StepNote(c, i));
+      // The outcome: the fitted (or closest) step again, with the summary.
+      if (b.best < 0) {
+        absl::StrAppend(&out, OutcomeName(b.outcome), ",,,,,", CsvField(CalibrationSummary(c)), "\n");
+      } else {
+        row(OutcomeName(b.outcome), static_cast<size_t>(b.best), CalibrationSummary(c));
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
 }  // namespace analysis

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/calibrate.h"
 #include "analysis/gate.h"
 #include "analysis/runner.h"
 #include "scenarios/builder.h"
@@ -43,6 +44,20 @@ std::string FormatScenarioIndex(const std::vector<std::string>& paths,
 // JSON: {"scenario", "field", "points": [{"value", "variant", "metrics",
 // "ci95"}]}. CSV: swept_value,variant,metric,value,ci95.
 std::string FormatSweep(const Sweep& sweep, Format f);
+
+// `viosim calibrate`: the search step by step (the field's value as it was
+// set, the modeled metric, its 95% half-width, the error against the
+// published value, and a note where the metric was not monotonic), then
+// CalibrationSummary. JSON: {"scenario", "field", "variant", "metric",
+// "published", "role", "source", "cell_tolerance_pct", "tolerance_pct",
+// "max_iter", "scale", "resolution", "steps": [{"step", "value", "modeled",
+// "ci95", "error_pct", "note"}], "outcome", "result", "summary"}.
+// CSV: step,value,modeled,ci95,error_pct,note, then one row for the outcome.
+std::string FormatCalibration(const Calibration& c, Format f);
+
+// One line: "fitted FIELD = VALUE: modeled M (error E%) vs published P
+// (CALIBRATION, source S)", or why nothing was fitted.
+std::string CalibrationSummary(const Calibration& c);
 
 // /proc/lock_stat's table for `rows` (times in microseconds).
 std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const std::string& indent);

@@ -48,6 +48,11 @@ std::vector<absl::StatusOr<viosim::VariantResult>> RunResolved(const viosim::Sce
 
 }  // namespace
 
+double ErrorPct(double modeled, double published) {
+  if (published != 0) return 100.0 * (modeled - published) / std::fabs(published);
+  return modeled == 0 ? 0 : INFINITY;
+}
+
 absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::ScenarioFile& file,
                                                                   const std::vector<std::string>& variants,
                                                                   const RunRequest& request) {
@@ -207,11 +212,7 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
       c.published = *ref;
       c.modeled = m->value;
       c.ci95 = m->ci95;
-      if (c.published != 0) {
-        c.error_pct = 100.0 * (c.modeled - c.published) / std::fabs(c.published);
-      } else {
-        c.error_pct = c.modeled == 0 ? 0 : INFINITY;
-      }
+      c.error_pct = ErrorPct(c.modeled, c.published);
       c.role = p.role() == viosim::Published::CALIBRATION ? "calibration" : "prediction";
       c.tolerance_pct = p.tolerance_pct();
       c.within = std::fabs(c.error_pct) <= c.tolerance_pct;

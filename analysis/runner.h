@@ -31,6 +31,10 @@ struct Cell {
   std::string known_gap;  // the documented reason when the model misses
 };
 
+// 100 * (modeled - published) / |published| (infinite when published is 0
+// and modeled is not).
+double ErrorPct(double modeled, double published);
+
 struct RunRequest {
   std::vector<std::string> overrides;  // --set assignments, applied in order
   viosim::RunOptions options;

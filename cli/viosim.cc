@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/calibrate.h"
 #include "analysis/format.h"
 #include "analysis/gate.h"
 #include "analysis/published.h"
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(1);
 
-  SharedFlags run_f, list_f, rep_f, gate_f, sweep_f;
+  SharedFlags run_f, list_f, rep_f, gate_f, sweep_f, cal_f;
 
   CLI::App* run = app.add_subcommand("run", "Run a scenario's variants and print a readable report");
   std::string run_path;
@@ -179,6 +180,34 @@ int main(int argc, char** argv) {
                     "Metric to tabulate (repeatable; default: iops if the scenario has it, else its first)")
       ->type_name("NAME");
   AddShared(sweep, &sweep_f);
+
+  CLI::App* cal = app.add_subcommand(
+      "calibrate", "Fit one field so that a variant reproduces its published CALIBRATION cell, by bisection");
+  std::string cal_path, cal_cell, cal_range;
+  analysis::CalibrateSpec cal_spec;
+  cal->add_option("scenario", cal_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
+  cal->add_option("--fit", cal_spec.field,
+                  "Field path (as --set takes it) holding a duration or a number, e.g. "
+                  "platform.kvm.mmio_exit_user.value")
+      ->required()
+      ->type_name("FIELD");
+  cal->add_option("--cell", cal_cell,
+                  "The published cell to fit to (METRIC may be left out when the variant has one cell)")
+      ->required()
+      ->type_name("VARIANT[/METRIC]");
+  cal->add_option("--range", cal_range, "Values of the field that bracket the published value, e.g. 1us,80us")
+      ->required()
+      ->type_name("LO,HI");
+  cal->add_option("--tolerance", cal_spec.tolerance_pct, "Stop once the modeled value is this close to published, %")
+      ->check(CLI::Range(1e-6, 100.0))
+      ->capture_default_str()
+      ->type_name("PCT");
+  cal->add_option("--max-iter", cal_spec.max_iter, "Midpoints tried at most")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str()
+      ->type_name("N");
+  AddShared(cal, &cal_f);
+  cal->remove_option(cal->get_option("--jobs"));  // the search is sequential
 
   CLI::App* list = app.add_subcommand("list", "Show a scenario's variants, metrics and published values");
   std::string list_path;
@@ -313,6 +342,23 @@ int main(int argc, char** argv) {
     absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
     if (!result.ok()) return Fail(result.status());
     return Emit(sweep_f, analysis::FormatSweep(*result, ToFormat(sweep_f.format)));
+  }
+
+  if (*cal) {
+    if (absl::Status s = CheckWritable(cal_f.output); !s.ok()) return Fail(s);
+    if (absl::Status s = analysis::ParseCellAndRange(cal_cell, cal_range, &cal_spec); !s.ok()) return Fail(s);
+    absl::StatusOr<viosim::ScenarioFile> file = load(cal_path, Overrides(cal_f));
+    if (!file.ok()) return Fail(file.status());
+    analysis::RunRequest req;
+    req.overrides = Overrides(cal_f);
+    absl::StatusOr<analysis::Calibration> c = analysis::Calibrate(*file, cal_spec, req);
+    if (!c.ok()) return Fail(c.status());
+    const int emitted = Emit(cal_f, analysis::FormatCalibration(*c, ToFormat(cal_f.format)));
+    if (emitted != kExitOk) return emitted;
+    if (c->search.outcome == analysis::BisectionOutcome::kFitted) return kExitOk;
+    // Written to a file, the output does not say on the terminal why the exit status is 1.
+    if (!cal_f.output.empty()) std::cerr << "viosim: " << analysis::CalibrationSummary(*c) << "\n";
+    return kExitCheckFailed;
   }
 
   if (*fio_cmd) {

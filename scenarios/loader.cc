@@ -1011,28 +1011,25 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
   return "is not a scalar field";
 }
 
-// ApplyOverride for any message type; `flag` names the flag in messages.
-absl::Status ApplyAssignment(Message* root, absl::string_view assignment,
-                             absl::string_view flag) {
-  const std::string prefix = absl::StrCat(flag, " '", assignment, "'");
-  const size_t eq = assignment.find('=');
-  if (eq == absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        prefix, ": expected FIELD.PATH=VALUE, e.g. run.duration=2s"));
-  }
-  const absl::string_view path = absl::StripAsciiWhitespace(assignment.substr(0, eq));
-  const absl::string_view value = assignment.substr(eq + 1);
-  auto fail = [&prefix](absl::string_view field, absl::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, ": field '", field, "': ", what));
+// The scalar field a --set path ends at: the message holding it (inside the
+// tree that was walked), the field, and the element index (-1: singular).
+struct ScalarSite {
+  Message* message = nullptr;
+  const FieldDescriptor* field = nullptr;
+  int index = -1;
+  std::string path;  // as written, with indices
+};
+
+// Walks `path` down from `*root` to the scalar it names, creating
+// intermediate singular messages as it goes (so walk a copy). The error
+// says "field 'a.b': what is wrong".
+absl::StatusOr<ScalarSite> WalkToScalar(Message* root, absl::string_view path) {
+  auto fail = [](absl::string_view field, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", field, "': ", what));
   };
   absl::StatusOr<std::vector<PathStep>> steps = SplitFieldPath(path);
   if (!steps.ok()) return fail(path, steps.status().message());
-
-  // Work on a copy so that a failure leaves `*root` as it was.
-  std::unique_ptr<Message> copy(root->New());
-  copy->CopyFrom(*root);
-  Message* m = copy.get();
+  Message* m = root;
   std::string walked;
   for (size_t k = 0; k < steps->size(); ++k) {
     const PathStep& step = (*steps)[k];
@@ -1078,8 +1075,31 @@ absl::Status ApplyAssignment(Message* root, absl::string_view assignment,
                                "), not a scalar; set one of its fields: ",
                                FieldNames(f->message_type())));
     }
-    const std::string what = SetScalar(m, f, step.index, value);
-    if (!what.empty()) return fail(here_indexed, what);
+    return ScalarSite{m, f, step.index, here_indexed};
+  }
+  return fail(path, "the field path is empty");
+}
+
+// ApplyOverride for any message type; `flag` names the flag in messages.
+absl::Status ApplyAssignment(Message* root, absl::string_view assignment,
+                             absl::string_view flag) {
+  const std::string prefix = absl::StrCat(flag, " '", assignment, "'");
+  const size_t eq = assignment.find('=');
+  if (eq == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, ": expected FIELD.PATH=VALUE, e.g. run.duration=2s"));
+  }
+  const absl::string_view path = absl::StripAsciiWhitespace(assignment.substr(0, eq));
+  const absl::string_view value = assignment.substr(eq + 1);
+
+  // Work on a copy so that a failure leaves `*root` as it was.
+  std::unique_ptr<Message> copy(root->New());
+  copy->CopyFrom(*root);
+  absl::StatusOr<ScalarSite> site = WalkToScalar(copy.get(), path);
+  if (!site.ok()) return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", site.status().message()));
+  const std::string what = SetScalar(site->message, site->field, site->index, value);
+  if (!what.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, ": field '", site->path, "': ", what));
   }
   root->CopyFrom(*copy);
   return absl::OkStatus();
@@ -1159,6 +1179,29 @@ std::vector<std::string> VariantNames(const ScenarioFile& file) {
 absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
                            absl::string_view flag) {
   return ApplyAssignment(scenario, assignment, flag);
+}
+
+absl::StatusOr<ScalarKind> ScalarKindAt(const Scenario& scenario, absl::string_view path,
+                                        absl::string_view flag) {
+  Scenario copy = scenario;
+  absl::StatusOr<ScalarSite> site = WalkToScalar(&copy, absl::StripAsciiWhitespace(path));
+  if (!site.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " '", path, "': ", site.status().message()));
+  }
+  switch (site->field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_INT64:
+    case FieldDescriptor::CPPTYPE_UINT32:
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return ScalarKind::kInteger;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return ScalarKind::kReal;
+    case FieldDescriptor::CPPTYPE_STRING:
+      return IsTimeField(site->field) ? ScalarKind::kDuration : ScalarKind::kOther;
+    default:
+      return ScalarKind::kOther;
+  }
 }
 
 absl::Status ApplyOverrides(Scenario* scenario,

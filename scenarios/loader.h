@@ -98,6 +98,18 @@ std::string VariantDescription(const ScenarioFile& file, absl::string_view varia
 absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
                            absl::string_view flag = "--set");
 
+// What the scalar field at a --set path holds: a duration string (a TIME
+// field), an integer, a real number (double or float), or anything else.
+enum class ScalarKind { kDuration, kInteger, kReal, kOther };
+
+// The kind of the scalar field that `path` (the left side of a --set
+// assignment) names in `scenario`. Returns InvalidArgument of the form
+//   FLAG 'a.b': field 'a.b': what is wrong
+// for every path ApplyOverride would refuse (unknown field, a message, a
+// bad index).
+absl::StatusOr<ScalarKind> ScalarKindAt(const Scenario& scenario, absl::string_view path,
+                                        absl::string_view flag);
+
 // Applies `assignments` in order; all errors are reported together, one per
 // line. Assignments that succeed stay applied even if others fail.
 absl::Status ApplyOverrides(Scenario* scenario,

@@ -3,6 +3,7 @@
 // flag, and the field; exit 2; no partial output file).
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -78,7 +79,7 @@ TEST(CliTest, HelpAndVersionExitZero) {
   Result top = Viosim("--help");
   EXPECT_EQ(top.code, 0) << top.err;
   EXPECT_THAT(top.out, HasSubstr("reproduce"));
-  for (const char* sub : {"run", "sweep", "list", "reproduce", "gate"}) {
+  for (const char* sub : {"run", "sweep", "calibrate", "list", "reproduce", "gate"}) {
     Result r = Viosim(absl::StrCat(sub, " --help"));
     EXPECT_EQ(r.code, 0) << sub << r.err;
     EXPECT_THAT(r.out, HasSubstr("--format")) << sub;
@@ -354,41 +355,168 @@ TEST(CliSweepTest, OutputFileIsWrittenWhole) {
   EXPECT_THAT(ReadAll(path), HasSubstr("\n8,N4,lock_wait_mean_us,"));
 }
 
-struct SweepBadCase {
+// Bad flags to a command on a good scenario.
+struct FlagsBadCase {
   const char* name;
   std::string flags;
   std::vector<std::string> expect;  // each in the message
-  friend void PrintTo(const SweepBadCase& c, std::ostream* os) { *os << c.name; }
+  friend void PrintTo(const FlagsBadCase& c, std::ostream* os) { *os << c.name; }
 };
 
-class SweepBadInputTest : public testing::TestWithParam<SweepBadCase> {};
+std::string FlagsBadCaseName(const testing::TestParamInfo<FlagsBadCase>& info) { return info.param.name; }
 
-TEST_P(SweepBadInputTest, ExitsTwoBeforeRunningWithoutOutput) {
-  const SweepBadCase& c = GetParam();
-  const std::string out = absl::StrCat(TmpDir(), "/sweep_", c.name, ".out");
+// `command` (the subcommand and its scenario) with the case's flags exits 2
+// naming what `expect` lists, and writes no output file.
+void ExpectRefusedWithoutOutput(const std::string& command, const FlagsBadCase& c) {
+  const std::string out = absl::StrCat(TmpDir(), "/bad_", c.name, ".out");
   std::filesystem::remove(out);
-  Result r = Viosim(absl::StrCat("sweep scenarios/lockbench.textproto -o ", out, " ", c.flags));
+  Result r = Viosim(absl::StrCat(command, " -o ", out, " ", c.flags));
   EXPECT_EQ(r.code, 2) << r.err;
   for (const std::string& e : c.expect) EXPECT_THAT(r.err, HasSubstr(e));
   EXPECT_FALSE(std::filesystem::exists(out)) << "output written for bad input";
 }
 
+class SweepBadInputTest : public testing::TestWithParam<FlagsBadCase> {};
+
+TEST_P(SweepBadInputTest, ExitsTwoBeforeRunningWithoutOutput) {
+  ExpectRefusedWithoutOutput("sweep scenarios/lockbench.textproto", GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, SweepBadInputTest,
     testing::Values(
-        SweepBadCase{"bad_field", "--over workload.lockbench.thread=2,4",
+        FlagsBadCase{"bad_field", "--over workload.lockbench.thread=2,4",
                      {"--over 'workload.lockbench.thread=2'", "field 'workload.lockbench.thread'", "threads"}},
-        SweepBadCase{"bad_value", "--over workload.lockbench.threads=2,two",
+        FlagsBadCase{"bad_value", "--over workload.lockbench.threads=2,two",
                      {"--over 'workload.lockbench.threads=two'", "field 'workload.lockbench.threads'", "'two'"}},
-        SweepBadCase{"out_of_bounds", "--over workload.lockbench.threads=0",
+        FlagsBadCase{"out_of_bounds", "--over workload.lockbench.threads=0",
                      {"--over 'workload.lockbench.threads=0'", "field 'workload.lockbench.threads'"}},
-        SweepBadCase{"empty_value", "--over workload.lockbench.threads=2,,4", {"--over", "empty value"}},
-        SweepBadCase{"no_values", "--over workload.lockbench.threads", {"--over", "FIELD=V1,V2"}},
-        SweepBadCase{"unknown_metric", "--over workload.lockbench.threads=2 --metric iops",
+        FlagsBadCase{"empty_value", "--over workload.lockbench.threads=2,,4", {"--over", "empty value"}},
+        FlagsBadCase{"no_values", "--over workload.lockbench.threads", {"--over", "FIELD=V1,V2"}},
+        FlagsBadCase{"unknown_metric", "--over workload.lockbench.threads=2 --metric iops",
                      {"--metric 'iops'", "lock_acquisitions_per_s, lock_wait_mean_us, lock_hold_mean_us"}},
-        SweepBadCase{"unknown_variant", "--over workload.lockbench.threads=2 --variant nope", {"nope", "N64"}},
-        SweepBadCase{"missing_over", "", {"--over"}}),
-    [](const testing::TestParamInfo<SweepBadCase>& info) { return std::string(info.param.name); });
+        FlagsBadCase{"unknown_variant", "--over workload.lockbench.threads=2 --variant nope", {"nope", "N64"}},
+        FlagsBadCase{"missing_over", "", {"--over"}}),
+    FlagsBadCaseName);
+
+// --- viosim calibrate --------------------------------------------------------
+
+// kGood with typed-in cells for variant "a" (3 threads): a CALIBRATION cell
+// near what think = 10us gives, and a PREDICTION.
+std::string CalibrationScenario() {
+  return WriteTmp("calibrated.textproto", absl::StrCat(kGood, R"(
+published {
+  variant: "a" metric: "lock_acquisitions_per_s" value: 235000 role: CALIBRATION tolerance_pct: 5 source: "typed in"
+}
+published { variant: "a" metric: "lock_wait_mean_us" value: 1 role: PREDICTION tolerance_pct: 5 }
+)"));
+}
+
+constexpr char kFitThink[] =
+    " --fit workload.lockbench.think.exponential.mean --cell a/lock_acquisitions_per_s --range 5us,20us";
+
+TEST(CliCalibrateTest, FitsTheCellAndTheFitReproducesIt) {
+  const std::string scenario = CalibrationScenario();
+  Result r = Viosim(absl::StrCat("calibrate ", scenario, kFitThink, " --format csv"));
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "step,value,modeled,ci95,error_pct,note");
+  EXPECT_THAT(lines[1], testing::StartsWith("lo,5us,"));
+  EXPECT_THAT(lines[2], testing::StartsWith("hi,20us,"));
+  std::vector<std::string> fit = absl::StrSplit(lines.back(), absl::MaxSplits(',', 5));
+  ASSERT_EQ(fit.size(), 6u) << lines.back();
+  EXPECT_EQ(fit[0], "fitted");
+  double modeled = 0, error = 0;
+  ASSERT_TRUE(absl::SimpleAtod(fit[2], &modeled)) << fit[2];
+  ASSERT_TRUE(absl::SimpleAtod(fit[4], &error)) << fit[4];
+  EXPECT_LE(std::abs(error), 0.5);
+  EXPECT_THAT(fit[5], HasSubstr(absl::StrCat("fitted workload.lockbench.think.exponential.mean = ", fit[1], ": ")));
+
+  // The fitted value, set by hand, gives the same modeled value.
+  Result run = Viosim(absl::StrCat("run ", scenario, " -v a --format csv ",
+                                   "--set workload.lockbench.think.exponential.mean=", fit[1]));
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr(absl::StrCat(",a,lock_acquisitions_per_s,", fit[2], ",")));
+  EXPECT_NEAR(modeled, 235000, 235000 * 0.005);
+
+  // Deterministic, and the text ends with the fit.
+  Result a = Viosim(absl::StrCat("calibrate ", scenario, kFitThink));
+  Result b = Viosim(absl::StrCat("calibrate ", scenario, kFitThink));
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_THAT(a.out, HasSubstr("bisection on a log scale"));
+  EXPECT_THAT(a.out, HasSubstr(absl::StrCat("\nfitted workload.lockbench.think.exponential.mean = ", fit[1],
+                                            ": modeled ")));
+  EXPECT_THAT(a.out, HasSubstr("vs published 235000 (CALIBRATION, source typed in)\n"));
+}
+
+TEST(CliCalibrateTest, UnbracketedRangeExitsOneWithBothValues) {
+  const std::string path = absl::StrCat(TmpDir(), "/unbracketed.json");
+  Result r = Viosim(absl::StrCat("calibrate ", CalibrationScenario(),
+                                 " --fit workload.lockbench.think.exponential.mean --cell a/lock_acquisitions_per_s "
+                                 "--range 20us,40us --format json -o ",
+                                 path));
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string out = ReadAll(path);
+  EXPECT_THAT(out, HasSubstr("\"outcome\": \"not_bracketed\""));
+  EXPECT_THAT(out, HasSubstr("\"step\": \"lo\""));
+  EXPECT_THAT(out, HasSubstr("\"step\": \"hi\""));
+  EXPECT_THAT(r.err, HasSubstr("not bracketed: modeled lock_acquisitions_per_s is "));
+  EXPECT_THAT(r.err, HasSubstr(" at 40us; published 235000"));
+}
+
+TEST(CliCalibrateTest, NotConvergedWithinMaxIterExitsOne) {
+  Result r = Viosim(absl::StrCat("calibrate ", CalibrationScenario(), kFitThink, " --max-iter 1 --tolerance 0.01"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\n1     "));
+  EXPECT_THAT(r.out, HasSubstr("\nnot converged within 0.01% after 1 iterations; closest "));
+}
+
+class CalibrateBadInputTest : public testing::TestWithParam<FlagsBadCase> {};
+
+TEST_P(CalibrateBadInputTest, ExitsTwoBeforeRunningWithoutOutput) {
+  ExpectRefusedWithoutOutput(absl::StrCat("calibrate ", CalibrationScenario()), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CalibrateBadInputTest,
+    testing::Values(
+        FlagsBadCase{"prediction",
+                     "--fit workload.lockbench.think.exponential.mean --cell a/lock_wait_mean_us --range 5us,20us",
+                     {"--cell 'a/lock_wait_mean_us'", "PREDICTION", "fitting to a prediction is not calibration"}},
+        FlagsBadCase{"bad_fit_field",
+                     "--fit workload.lockbench.think.exponential.mena --cell a/lock_acquisitions_per_s "
+                     "--range 5us,20us",
+                     {"--fit", "field 'workload.lockbench.think.exponential.mena'", "mean"}},
+        FlagsBadCase{"not_a_number", "--fit stack.lock.kind --cell a/lock_acquisitions_per_s --range 5us,20us",
+                     {"--fit 'stack.lock.kind'", "neither a duration nor a number"}},
+        FlagsBadCase{"bad_range_value",
+                     "--fit workload.lockbench.think.exponential.mean --cell a/lock_acquisitions_per_s "
+                     "--range 5us,fast",
+                     {"--range", "field 'workload.lockbench.think.exponential.mean'", "fast"}},
+        FlagsBadCase{"reversed_range",
+                     "--fit workload.lockbench.think.exponential.mean --cell a/lock_acquisitions_per_s "
+                     "--range 20us,5us",
+                     {"--range '20us,5us'", "LO must be below HI"}},
+        FlagsBadCase{"malformed_range", "--fit workload.lockbench.threads --cell a/lock_acquisitions_per_s --range 2",
+                     {"--range '2'", "LO,HI"}},
+        FlagsBadCase{"ambiguous_cell", "--fit workload.lockbench.threads --cell a --range 2,8",
+                     {"--cell 'a'", "2 published cells", "lock_acquisitions_per_s, lock_wait_mean_us"}},
+        FlagsBadCase{"no_such_cell", "--fit workload.lockbench.threads --cell b/iops --range 2,8",
+                     {"--cell 'b/iops'", "no published cell for variant 'b'", "a/lock_acquisitions_per_s"}},
+        FlagsBadCase{"published_field", "--fit published[0].value --cell a/lock_acquisitions_per_s --range 1,2",
+                     {"--fit 'published[0].value'", "the target"}},
+        FlagsBadCase{"missing_range", "--fit workload.lockbench.threads --cell a", {"--range"}}),
+    FlagsBadCaseName);
+
+TEST(CliCalibrateTest, AnalyticCellHasNothingToFit) {
+  Result r = Viosim("calibrate scenarios/lockbench.textproto --set published[1].role=CALIBRATION "
+                    "--fit workload.lockbench.think.exponential.mean --cell N4/lock_wait_mean_us --range 5us,20us");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("analytic (MACHINE_REPAIRMAN_MVA)"));
+  EXPECT_THAT(r.err, HasSubstr("nothing to fit"));
+}
 
 TEST(CliTest, MissingScenarioFileExitsTwo) {
   Result r = Viosim("run does/not/exist.textproto");

@@ -575,6 +575,28 @@ TEST(ApplyOverrideTest, BadIndex) {
   EXPECT_THAT(SetError("run..seed=1"), HasSubstr("is not a field name"));
 }
 
+TEST(ScalarKindAtTest, TellsDurationsIntegersRealsAndTheRest) {
+  const Scenario s = TwoVariants();
+  EXPECT_EQ(*ScalarKindAt(s, "platform.lock_handoff.value", "--fit"), ScalarKind::kDuration);
+  EXPECT_EQ(*ScalarKindAt(s, "workload.lockbench.think.exponential.mean", "--fit"), ScalarKind::kDuration);
+  EXPECT_EQ(*ScalarKindAt(s, "workload.lockbench.threads", "--fit"), ScalarKind::kInteger);
+  EXPECT_EQ(*ScalarKindAt(s, "variant[1].overlay.workload.lockbench.threads", "--fit"), ScalarKind::kInteger);
+  EXPECT_EQ(*ScalarKindAt(s, "published[0].tolerance_pct", "--fit"), ScalarKind::kReal);
+  EXPECT_EQ(*ScalarKindAt(s, "stack.lock.kind", "--fit"), ScalarKind::kOther);
+  EXPECT_EQ(*ScalarKindAt(s, "name", "--fit"), ScalarKind::kOther);
+}
+
+TEST(ScalarKindAtTest, RefusesWhatApplyOverrideRefusesNamingTheFlag) {
+  const Scenario s = TwoVariants();
+  absl::StatusOr<ScalarKind> k = ScalarKindAt(s, "run.durashun", "--fit");
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(k.status().message()), StartsWith("--fit 'run.durashun': field 'run.durashun': "));
+  EXPECT_THAT(std::string(ScalarKindAt(s, "platform.lock_handoff", "--fit").status().message()),
+              HasSubstr("not a scalar"));
+  EXPECT_THAT(std::string(ScalarKindAt(s, "variant[9].name", "--fit").status().message()),
+              HasSubstr("out of range"));
+}
+
 TEST(ApplyOverridesTest, ReportsEveryFailure) {
   Scenario s = TwoVariants();
   absl::Status status =

@@ -1,0 +1,298 @@
+#include "analysis/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analysis/published.h"
+#include "scenarios/units.h"
+#include "sim/time.h"
+
+namespace analysis {
+
+namespace {
+
+bool Brackets(double target, double y1, double y2) {
+  return std::min(y1, y2) <= target && target <= std::max(y1, y2);
+}
+
+// How a field's values are read, rounded and written back.
+struct FieldCodec {
+  std::string resolution;
+  std::function<absl::StatusOr<double>(absl::string_view)> parse;
+  std::function<double(double)> snap;
+  std::function<std::string(double)> format;
+};
+
+FieldCodec CodecFor(viosim::ScalarKind kind) {
+  switch (kind) {
+    case viosim::ScalarKind::kDuration:
+      // Picoseconds; midpoints rounded to whole nanoseconds.
+      return FieldCodec{
+          "1ns",
+          [](absl::string_view s) -> absl::StatusOr<double> {
+            absl::StatusOr<sim::Time> t = viosim::ParseDuration(s);
+            if (!t.ok()) return t.status();
+            return static_cast<double>(t->ps());
+          },
+          [](double ps) { return std::round(ps / 1000.0) * 1000.0; },
+          [](double ps) {
+            return viosim::FormatDurationForInput(sim::Time::Picos(static_cast<int64_t>(std::llround(ps))));
+          }};
+    case viosim::ScalarKind::kInteger:
+      return FieldCodec{
+          "1",
+          [](absl::string_view s) -> absl::StatusOr<double> {
+            int64_t v = 0;
+            if (!absl::SimpleAtoi(s, &v)) {
+              return absl::InvalidArgumentError(absl::StrCat("'", s, "' is not an integer"));
+            }
+            return static_cast<double>(v);
+          },
+          [](double x) { return std::round(x); }, [](double x) { return absl::StrCat(std::llround(x)); }};
+    case viosim::ScalarKind::kReal:
+    case viosim::ScalarKind::kOther:
+      break;
+  }
+  // Written with 6 significant digits, and rounded to what is written.
+  auto format = [](double x) { return absl::StrFormat("%.6g", x); };
+  return FieldCodec{"6 significant digits",
+                    [](absl::string_view s) -> absl::StatusOr<double> {
+                      double v = 0;
+                      if (!absl::SimpleAtod(s, &v)) {
+                        return absl::InvalidArgumentError(absl::StrCat("'", s, "' is not a number"));
+                      }
+                      return v;
+                    },
+                    [format](double x) {
+                      double v = x;
+                      return absl::SimpleAtod(format(x), &v) ? v : x;
+                    },
+                    format};
+}
+
+// The published cell `spec` names, refusing what cannot be fitted to.
+absl::StatusOr<viosim::Published> TargetCell(const viosim::ScenarioFile& file, const CalibrateSpec& spec) {
+  const std::string cell = spec.metric.empty() ? spec.variant : absl::StrCat(spec.variant, "/", spec.metric);
+  const std::string flag = absl::StrCat("--cell '", cell, "': ");
+  std::vector<std::string> all, of_variant;
+  std::vector<const viosim::Published*> matches;
+  for (const viosim::Published& p : file.scenario.published()) {
+    all.push_back(absl::StrCat(p.variant(), "/", p.metric()));
+    if (!viosim::SameVariant(p.variant(), spec.variant)) continue;
+    of_variant.push_back(p.metric());
+    if (spec.metric.empty() || p.metric() == spec.metric) matches.push_back(&p);
+  }
+  if (of_variant.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, file.path, " has no published cell for variant '", spec.variant, "'; its published cells are: ",
+        all.empty() ? "none" : absl::StrJoin(all, ", ")));
+  }
+  if (matches.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, "variant '", spec.variant, "' has no published metric '",
+                                                   spec.metric, "'; its published metrics are: ",
+                                                   absl::StrJoin(of_variant, ", ")));
+  }
+  if (matches.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, "variant '", spec.variant, "' has ", matches.size(),
+                                                   " published cells; name one as VARIANT/METRIC, with METRIC one of: ",
+                                                   absl::StrJoin(of_variant, ", ")));
+  }
+  const viosim::Published& p = *matches.front();
+  if (p.role() != viosim::Published::CALIBRATION) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, "the cell's role is ", viosim::Published::Role_Name(p.role()),
+        "; fitting to a prediction is not calibration (a prediction is what the calibrated model is checked "
+        "against)"));
+  }
+  if (!p.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, "the published value is analytic (", viosim::Published::Analytic_Name(p.analytic()),
+        "), computed from the variant's own parameters, so there is nothing to fit"));
+  }
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<Bisection> Bisect(const BisectionOptions& o,
+                                 const std::function<absl::StatusOr<Evaluation>(double)>& evaluate) {
+  Bisection b;
+  auto measure = [&](BisectionStep step) -> absl::Status {
+    absl::StatusOr<Evaluation> e = evaluate(step.x);
+    if (!e.ok()) return e.status();
+    step.eval = *e;
+    step.error_pct = ErrorPct(e->value, o.target);
+    b.steps.push_back(step);
+    const int i = static_cast<int>(b.steps.size()) - 1;
+    if (b.best < 0 || std::fabs(step.error_pct) < std::fabs(b.steps[b.best].error_pct)) b.best = i;
+    return absl::OkStatus();
+  };
+  auto within = [&](int i) { return std::fabs(b.steps[i].error_pct) <= o.tolerance_pct; };
+
+  BisectionStep lo{BisectionStep::At::kLo, 0, o.lo}, hi{BisectionStep::At::kHi, 0, o.hi};
+  if (absl::Status s = measure(lo); !s.ok()) return s;
+  if (absl::Status s = measure(hi); !s.ok()) return s;
+  if (within(b.best)) {
+    b.outcome = BisectionOutcome::kFitted;
+    return b;
+  }
+  if (!Brackets(o.target, b.steps[0].eval.value, b.steps[1].eval.value)) {
+    b.outcome = BisectionOutcome::kNotBracketed;
+    b.best = -1;
+    return b;
+  }
+  int a = 0, z = 1;  // the bracket's ends, as steps
+  for (int it = 1; it <= o.max_iter; ++it) {
+    const double xa = b.steps[a].x, xz = b.steps[z].x;
+    const double mid = o.snap(o.log_scale ? std::sqrt(xa) * std::sqrt(xz) : xa + (xz - xa) / 2);
+    if (!(mid > xa && mid < xz)) {
+      b.at_resolution = true;
+      break;
+    }
+    BisectionStep m{BisectionStep::At::kMid, it, mid};
+    m.bracket_lo = a;
+    m.bracket_hi = z;
+    if (absl::Status s = measure(m); !s.ok()) return s;
+    const int i = static_cast<int>(b.steps.size()) - 1;
+    const double ya = b.steps[a].eval.value, yz = b.steps[z].eval.value, ym = b.steps[i].eval.value;
+    b.steps[i].non_monotonic = ym < std::min(ya, yz) || ym > std::max(ya, yz);
+    if (within(i)) {
+      b.best = i;
+      b.outcome = BisectionOutcome::kFitted;
+      return b;
+    }
+    if (Brackets(o.target, ya, ym)) {
+      z = i;
+    } else {
+      a = i;
+    }
+  }
+  b.outcome = BisectionOutcome::kNotConverged;
+  return b;
+}
+
+absl::Status ParseCellAndRange(absl::string_view cell, absl::string_view range, CalibrateSpec* spec) {
+  const size_t slash = cell.rfind('/');
+  spec->variant = std::string(absl::StripAsciiWhitespace(cell.substr(0, slash)));
+  spec->metric = slash == absl::string_view::npos ? ""
+                                                  : std::string(absl::StripAsciiWhitespace(cell.substr(slash + 1)));
+  if (spec->variant.empty() || (slash != absl::string_view::npos && spec->metric.empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cell '", cell, "': expected VARIANT or VARIANT/METRIC, e.g. before/iops"));
+  }
+  const size_t comma = range.find(',');
+  if (comma != absl::string_view::npos) {
+    spec->lo = std::string(absl::StripAsciiWhitespace(range.substr(0, comma)));
+    spec->hi = std::string(absl::StripAsciiWhitespace(range.substr(comma + 1)));
+  }
+  if (comma == absl::string_view::npos || spec->lo.empty() || spec->hi.empty() ||
+      spec->hi.find(',') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--range '", range, "': expected LO,HI (two values of the field), e.g. 1us,80us"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
+                                      const RunRequest& request) {
+  // The field: a duration or a number, set as --set sets it.
+  if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(spec.field), "published")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fit '", spec.field, "': a published cell is the target, not a parameter of the model"));
+  }
+  absl::StatusOr<viosim::ScalarKind> kind = viosim::ScalarKindAt(file.scenario, spec.field, "--fit");
+  if (!kind.ok()) return kind.status();
+  if (*kind == viosim::ScalarKind::kOther) {
+    return absl::InvalidArgumentError(absl::StrCat("--fit '", spec.field, "': field '", spec.field,
+                                                   "' holds neither a duration nor a number, so it cannot be "
+                                                   "bisected"));
+  }
+  const FieldCodec codec = CodecFor(*kind);
+  double ends[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string& v = i == 0 ? spec.lo : spec.hi;
+    viosim::Scenario scratch = file.scenario;
+    if (absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat(spec.field, "=", v), "--range"); !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<double> x = codec.parse(v);
+    if (!x.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--range '", spec.lo, ",", spec.hi, "': field '", spec.field,
+                                                     "': ", x.status().message()));
+    }
+    ends[i] = *x;
+  }
+  if (!(ends[0] < ends[1])) {
+    return absl::InvalidArgumentError(absl::StrCat("--range '", spec.lo, ",", spec.hi, "': field '", spec.field,
+                                                   "': LO must be below HI"));
+  }
+
+  // The target, and the variant checked as it will run.
+  absl::StatusOr<viosim::Published> cell = TargetCell(file, spec);
+  if (!cell.ok()) return cell.status();
+  RunRequest at = request;
+  at.overrides.push_back(absl::StrCat(spec.field, "=", spec.lo));
+  absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(file, spec.variant, at.overrides);
+  if (!resolved.ok()) return resolved.status();
+  const std::vector<std::string> known = viosim::MetricNames(*resolved);
+  if (std::find(known.begin(), known.end(), cell->metric()) == known.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("--cell: published metric '", cell->metric(),
+                                                   "' is not a metric of variant '", spec.variant,
+                                                   "'; its metrics are: ", absl::StrJoin(known, ", ")));
+  }
+  absl::StatusOr<double> target = ReferenceValue(*cell, *resolved);
+  if (!target.ok()) return target.status();
+
+  Calibration c;
+  c.scenario = file.scenario.name();
+  c.field = spec.field;
+  c.variant = spec.variant;
+  c.metric = cell->metric();
+  c.published = *target;
+  c.source = cell->source();
+  c.cell_tolerance_pct = cell->tolerance_pct();
+  c.tolerance_pct = spec.tolerance_pct;
+  c.max_iter = spec.max_iter;
+  c.resolution = codec.resolution;
+  BisectionOptions o;
+  o.lo = ends[0];
+  o.hi = ends[1];
+  o.target = c.published;
+  o.tolerance_pct = spec.tolerance_pct;
+  o.max_iter = spec.max_iter;
+  o.log_scale = ends[0] > 0;
+  o.snap = codec.snap;
+  c.scale = o.log_scale ? "log" : "linear";
+
+  auto evaluate = [&](double x) -> absl::StatusOr<Evaluation> {
+    const std::string value = codec.format(x);
+    RunRequest one = request;
+    one.overrides.push_back(absl::StrCat(spec.field, "=", value));
+    absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(file, {spec.variant}, one);
+    if (!r.ok()) {
+      return absl::Status(r.status().code(), absl::StrCat(spec.field, "=", value, ": ", r.status().message()));
+    }
+    for (const sim::MetricEstimate& m : r->front().metrics) {
+      if (m.name == c.metric) {
+        c.values.push_back(value);
+        return Evaluation{m.value, m.ci95};
+      }
+    }
+    return absl::InternalError(absl::StrCat("variant '", spec.variant, "' did not report metric '", c.metric, "'"));
+  };
+  absl::StatusOr<Bisection> search = Bisect(o, evaluate);
+  if (!search.ok()) return search.status();
+  c.search = *std::move(search);
+  return c;
+}
+
+}  // namespace analysis

@@ -1,0 +1,122 @@
+// `viosim calibrate`: fits one field of a scenario to one published
+// CALIBRATION cell by bisection, so that a FITTED parameter is a command
+// anyone can rerun rather than a number found by hand.
+//
+// The search (Bisect) knows nothing of scenarios: it takes the field's
+// value as a number and a callback that models the metric there. Calibrate
+// wires it to a scenario file: the field is set through the --set machinery
+// and the cell's variant runs with the scenario's run control.
+#ifndef VIOSIM_ANALYSIS_CALIBRATE_H_
+#define VIOSIM_ANALYSIS_CALIBRATE_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "analysis/runner.h"
+#include "scenarios/loader.h"
+
+namespace analysis {
+
+// The modeled metric at one value of the field.
+struct Evaluation {
+  double value = 0;
+  std::optional<double> ci95;  // half-width of its 95% interval; none when not computed
+};
+
+struct BisectionOptions {
+  double lo = 0;  // the field's range, lo < hi
+  double hi = 0;
+  double target = 0;           // the published value
+  double tolerance_pct = 0.5;  // done once |error| is at most this
+  int max_iter = 30;           // midpoints tried at most
+  bool log_scale = false;      // geometric midpoints; needs lo > 0
+  // Rounds a midpoint to the field's resolution. A rounded midpoint that is
+  // not strictly inside the bracket ends the search: the bracket is below
+  // the resolution.
+  std::function<double(double)> snap = [](double x) { return x; };
+};
+
+struct BisectionStep {
+  enum class At { kLo, kHi, kMid };
+  At at = At::kMid;
+  int iteration = 0;  // 1, 2, ... for midpoints; 0 for the two ends
+  double x = 0;
+  Evaluation eval;
+  double error_pct = 0;  // ErrorPct(eval.value, target)
+  // Midpoints only: the steps at the ends of the bracket this one split,
+  // and whether its value fell outside the values at those ends (the metric
+  // is not monotonic between them).
+  int bracket_lo = -1;
+  int bracket_hi = -1;
+  bool non_monotonic = false;
+};
+
+enum class BisectionOutcome { kFitted, kNotBracketed, kNotConverged };
+
+struct Bisection {
+  std::vector<BisectionStep> steps;  // lo, hi, then the midpoints in order
+  BisectionOutcome outcome = BisectionOutcome::kNotConverged;
+  bool at_resolution = false;  // kNotConverged: stopped at the resolution, not at max_iter
+  int best = -1;  // the fitted step, or the closest one tried; -1 when not bracketed
+};
+
+// Evaluates the ends, then bisects while the target lies between the
+// values at the bracket's ends, keeping the half that still brackets it
+// (when a midpoint falls outside its bracket's values it is marked
+// non_monotonic, and the half whose end values bracket the target is kept).
+// Stops at the first step within the tolerance (an end counts), when the
+// bracket is below the resolution, or after max_iter midpoints. An error
+// from `evaluate` ends the search with that error.
+absl::StatusOr<Bisection> Bisect(const BisectionOptions& options,
+                                 const std::function<absl::StatusOr<Evaluation>(double)>& evaluate);
+
+// What `viosim calibrate` is asked.
+struct CalibrateSpec {
+  std::string field;   // a --set path
+  std::string variant;
+  std::string metric;  // empty: the variant's only published cell
+  std::string lo;      // values of the field, as --set takes them
+  std::string hi;
+  double tolerance_pct = 0.5;
+  int max_iter = 30;
+};
+
+// Parses --cell VARIANT[/METRIC] (split at the last '/') and --range LO,HI
+// into `spec`. InvalidArgument naming the flag when either is malformed.
+absl::Status ParseCellAndRange(absl::string_view cell, absl::string_view range, CalibrateSpec* spec);
+
+struct Calibration {
+  std::string scenario;  // the scenario's name
+  std::string field;
+  std::string variant;
+  std::string metric;
+  double published = 0;
+  std::string source;
+  double cell_tolerance_pct = 0;  // the published cell's own tolerance
+  double tolerance_pct = 0;       // where the search stops
+  int max_iter = 0;
+  std::string scale;       // "log" or "linear"
+  std::string resolution;  // "1ns", "1", "6 significant digits"
+  std::vector<std::string> values;  // each step's field value, as it was set
+  Bisection search;
+};
+
+// Fits `spec.field` so that the variant's modeled metric matches its
+// published cell. Everything is checked before anything runs
+// (InvalidArgument naming --fit, --cell or --range): the field must hold a
+// duration or a number, LO and HI must be values it accepts with LO < HI,
+// and the cell must be a typed-in CALIBRATION value (a PREDICTION is what a
+// calibrated model is checked against; an analytic value has nothing to
+// fit). Durations are bisected to 1ns, integers to 1, real numbers to 6
+// significant digits; on a log scale when LO > 0. `request.overrides` apply
+// before the field; `request.jobs` is not used (the search is sequential).
+absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
+                                      const RunRequest& request);
+
+}  // namespace analysis
+
+#endif  // VIOSIM_ANALYSIS_CALIBRATE_H_
