@@ -79,14 +79,6 @@ absl::StatusOr<ScenarioFile> ParseScenarioText(const std::string& path,
 // kBaseVariant, which is the base scenario itself.
 std::vector<std::string> VariantNames(const ScenarioFile& file);
 
-// Applies one `--set` assignment "field.path=value" to `*scenario`.
-// Intermediate singular messages are created as needed; repeated fields need
-// an index within their current size. Returns InvalidArgument of the form
-//   --set 'a.b=c': field 'a.b': what is wrong
-// for a malformed assignment, an unknown field name (the message lists the
-// fields that exist there), a path ending at a message, a missing, needless
-// or out-of-range index, or a value that does not parse or fails the field's
-// unit or bounds. On error `*scenario` is unchanged.
 // Whether two variant names select the same variant ("" and "base" both
 // select the base scenario).
 bool SameVariant(absl::string_view a, absl::string_view b);
@@ -94,7 +86,15 @@ bool SameVariant(absl::string_view a, absl::string_view b);
 // The variant's description, or the scenario's for the base.
 std::string VariantDescription(const ScenarioFile& file, absl::string_view variant_name);
 
-// `flag` is the flag named in messages ("--over" for a sweep's values).
+// Applies one `--set` assignment "field.path=value" to `*scenario`.
+// Intermediate singular messages are created as needed; repeated fields need
+// an index within their current size. Returns InvalidArgument of the form
+//   --set 'a.b=c': field 'a.b': what is wrong
+// for a malformed assignment, an unknown field name (the message lists the
+// fields that exist there), a path ending at a message, a missing, needless
+// or out-of-range index, or a value that does not parse or fails the field's
+// unit or bounds. On error `*scenario` is unchanged. `flag` is the flag
+// named in messages ("--over" for a sweep's values).
 absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
                            absl::string_view flag = "--set");
 
