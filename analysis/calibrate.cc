@@ -202,21 +202,34 @@ absl::Status ParseCellAndRange(absl::string_view cell, absl::string_view range, 
   return absl::OkStatus();
 }
 
-absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
-                                      const RunRequest& request) {
+namespace {
+
+// A calibration checked and ready to search: the Calibration without its
+// steps, the search's options and the field's codec.
+struct CalibrationPlan {
+  Calibration c;
+  BisectionOptions o;
+  FieldCodec codec;
+};
+
+// Every check Calibrate makes, before anything runs.
+absl::StatusOr<CalibrationPlan> PlanCalibration(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
+                                                const RunRequest& request) {
+  const std::string& flag = spec.flag;
   // The field: a duration or a number, set as --set sets it.
   if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(spec.field), "published")) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--fit '", spec.field, "': a published cell is the target, not a parameter of the model"));
+        absl::StrCat(flag, " '", spec.field, "': a published cell is the target, not a parameter of the model"));
   }
-  absl::StatusOr<viosim::ScalarKind> kind = viosim::ScalarKindAt(file.scenario, spec.field, "--fit");
+  absl::StatusOr<viosim::ScalarKind> kind = viosim::ScalarKindAt(file.scenario, spec.field, flag);
   if (!kind.ok()) return kind.status();
   if (*kind == viosim::ScalarKind::kOther) {
-    return absl::InvalidArgumentError(absl::StrCat("--fit '", spec.field, "': field '", spec.field,
+    return absl::InvalidArgumentError(absl::StrCat(flag, " '", spec.field, "': field '", spec.field,
                                                    "' holds neither a duration nor a number, so it cannot be "
                                                    "bisected"));
   }
-  const FieldCodec codec = CodecFor(*kind);
+  CalibrationPlan plan;
+  plan.codec = CodecFor(*kind);
   double ends[2];
   for (int i = 0; i < 2; ++i) {
     const std::string& v = i == 0 ? spec.lo : spec.hi;
@@ -224,7 +237,7 @@ absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const Ca
     if (absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat(spec.field, "=", v), "--range"); !s.ok()) {
       return s;
     }
-    absl::StatusOr<double> x = codec.parse(v);
+    absl::StatusOr<double> x = plan.codec.parse(v);
     if (!x.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--range '", spec.lo, ",", spec.hi, "': field '", spec.field,
                                                      "': ", x.status().message()));
@@ -252,7 +265,7 @@ absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const Ca
   absl::StatusOr<double> target = ReferenceValue(*cell, *resolved);
   if (!target.ok()) return target.status();
 
-  Calibration c;
+  Calibration& c = plan.c;
   c.scenario = file.scenario.name();
   c.field = spec.field;
   c.variant = spec.variant;
@@ -262,19 +275,25 @@ absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const Ca
   c.cell_tolerance_pct = cell->tolerance_pct();
   c.tolerance_pct = spec.tolerance_pct;
   c.max_iter = spec.max_iter;
-  c.resolution = codec.resolution;
-  BisectionOptions o;
+  c.resolution = plan.codec.resolution;
+  BisectionOptions& o = plan.o;
   o.lo = ends[0];
   o.hi = ends[1];
   o.target = c.published;
   o.tolerance_pct = spec.tolerance_pct;
   o.max_iter = spec.max_iter;
   o.log_scale = ends[0] > 0;
-  o.snap = codec.snap;
+  o.snap = plan.codec.snap;
   c.scale = o.log_scale ? "log" : "linear";
+  return plan;
+}
 
+// The search of a checked calibration: one run of the variant per step.
+absl::StatusOr<Calibration> Search(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
+                                   const RunRequest& request, const CalibrationPlan& plan) {
+  Calibration c = plan.c;
   auto evaluate = [&](double x) -> absl::StatusOr<Evaluation> {
-    const std::string value = codec.format(x);
+    const std::string value = plan.codec.format(x);
     RunRequest one = request;
     one.overrides.push_back(absl::StrCat(spec.field, "=", value));
     absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(file, {spec.variant}, one);
@@ -289,10 +308,79 @@ absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const Ca
     }
     return absl::InternalError(absl::StrCat("variant '", spec.variant, "' did not report metric '", c.metric, "'"));
   };
-  absl::StatusOr<Bisection> search = Bisect(o, evaluate);
+  absl::StatusOr<Bisection> search = Bisect(plan.o, evaluate);
   if (!search.ok()) return search.status();
   c.search = *std::move(search);
   return c;
+}
+
+}  // namespace
+
+absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
+                                      const RunRequest& request) {
+  absl::StatusOr<CalibrationPlan> plan = PlanCalibration(file, spec, request);
+  if (!plan.ok()) return plan.status();
+  return Search(file, spec, request, *plan);
+}
+
+absl::StatusOr<RefitSweep> RunRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                                         const CalibrateSpec& refit, const std::vector<std::string>& variants,
+                                         const std::vector<std::string>& metrics, const RunRequest& request) {
+  if (absl::StripAsciiWhitespace(refit.field) == absl::StripAsciiWhitespace(spec.field)) {
+    return absl::InvalidArgumentError(absl::StrCat(refit.flag, " '", refit.field,
+                                                   "': that is the field --over sweeps; refit another one"));
+  }
+  absl::StatusOr<SweepPlan> plan = PlanSweep(file, spec, variants, metrics, request);
+  if (!plan.ok()) return plan.status();
+  Sweep& sweep = plan->sweep;
+  // The refit at each value, checked as it will run. The values run in
+  // parallel; inside one, the search and then the variants run one at a time.
+  const size_t n = spec.values.size();
+  std::vector<RunRequest> at(n, request);
+  std::vector<CalibrationPlan> plans;
+  for (size_t i = 0; i < n; ++i) {
+    at[i].overrides.push_back(absl::StrCat(spec.field, "=", spec.values[i]));
+    at[i].jobs = 1;
+    absl::StatusOr<CalibrationPlan> checked = PlanCalibration(file, refit, at[i]);
+    if (!checked.ok()) return checked.status();
+    plans.push_back(*std::move(checked));
+  }
+
+  RefitSweep out;
+  out.fits.resize(n);
+  std::vector<std::vector<SweepPoint>> points(n);
+  std::vector<absl::Status> errors(n);
+  ParallelFor(n, request.jobs, [&](size_t i) {
+    const std::string& value = spec.values[i];
+    auto fail = [&](const absl::Status& s) {
+      errors[i] = absl::Status(s.code(), absl::StrCat(file.path, ": ", spec.field, "=", value, ": ", s.message()));
+    };
+    absl::StatusOr<Calibration> fit = Search(file, refit, at[i], plans[i]);
+    if (!fit.ok()) return fail(fit.status());
+    out.fits[i] = *std::move(fit);
+    const Calibration& c = out.fits[i];
+    if (c.search.outcome != BisectionOutcome::kFitted) {
+      for (const std::string& v : sweep.variants) points[i].push_back(SweepPoint{value, v, {}});
+      return;
+    }
+    RunRequest run = at[i];
+    run.overrides.push_back(absl::StrCat(refit.field, "=", c.values[c.search.best]));
+    absl::StatusOr<std::vector<viosim::VariantResult>> results = RunVariants(file, sweep.variants, run);
+    if (!results.ok()) return fail(results.status());
+    for (const viosim::VariantResult& r : *results) {
+      absl::StatusOr<SweepPoint> p = PointOf(value, r, sweep.metrics);
+      if (!p.ok()) return fail(p.status());
+      points[i].push_back(*std::move(p));
+    }
+  });
+  for (const absl::Status& s : errors) {
+    if (!s.ok()) return s;
+  }
+  for (std::vector<SweepPoint>& p : points) {
+    sweep.points.insert(sweep.points.end(), p.begin(), p.end());
+  }
+  out.sweep = std::move(sweep);
+  return out;
 }
 
 }  // namespace analysis

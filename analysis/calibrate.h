@@ -77,6 +77,7 @@ absl::StatusOr<Bisection> Bisect(const BisectionOptions& options,
 // What `viosim calibrate` is asked.
 struct CalibrateSpec {
   std::string field;   // a --set path
+  std::string flag = "--fit";  // the flag that named the field, for messages
   std::string variant;
   std::string metric;  // empty: the variant's only published cell
   std::string lo;      // values of the field, as --set takes them
@@ -116,6 +117,27 @@ struct Calibration {
 // before the field; `request.jobs` is not used (the search is sequential).
 absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
                                       const RunRequest& request);
+
+// `viosim sweep --over FIELD=... --refit FIELD2 --cell ... --range ...`: at
+// each value of the swept field, FIELD2 is first calibrated to the published
+// cell (as Calibrate does, with FIELD=value applied after
+// `request.overrides`), then the sweep's variants run with both.
+struct RefitSweep {
+  // Value-major as a plain sweep's. A value whose refit was not fitted has
+  // its variants' points with no metrics (nothing was run there).
+  Sweep sweep;
+  std::vector<Calibration> fits;  // one per sweep.values, in order
+};
+
+// Everything is checked before anything runs: the sweep as RunSweep checks
+// it, the refit at every value as Calibrate checks it (messages name
+// `refit.flag`), and FIELD2 must differ from the swept field. The values run
+// on up to `request.jobs` threads, each one's search sequential; the result
+// does not depend on how many. A refit that is not fitted is a result, not
+// an error.
+absl::StatusOr<RefitSweep> RunRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                                         const CalibrateSpec& refit, const std::vector<std::string>& variants,
+                                         const std::vector<std::string>& metrics, const RunRequest& request);
 
 }  // namespace analysis
 

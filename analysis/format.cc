@@ -47,6 +47,14 @@ std::string Table(const std::vector<std::vector<std::string>>& rows, const std::
   return out;
 }
 
+// A field's last `keep` names ("mmio_exit_user.value"), to head its column;
+// the title line gives the whole path.
+std::string ShortName(const std::string& field, size_t keep = 2) {
+  const std::vector<std::string> names = absl::StrSplit(field, '.');
+  keep = std::min(keep, names.size());
+  return absl::StrJoin(names.end() - keep, names.end(), ".");
+}
+
 std::string Num(double v, int decimals) {
   if (!std::isfinite(v)) return "inf";
   return absl::StrFormat("%.*f", decimals, v);
@@ -434,63 +442,6 @@ std::string FormatScenarioIndex(const std::vector<std::string>& paths,
   return "";
 }
 
-std::string FormatSweep(const Sweep& sweep, Format f) {
-  switch (f) {
-    case Format::kText: {
-      // The value column is headed by the field's last two names
-      // ("mmio_exit_user.value"); the title line gives the whole path.
-      const std::vector<std::string> names = absl::StrSplit(sweep.field, '.');
-      const size_t keep = std::min<size_t>(2, names.size());
-      std::vector<std::string> head = {absl::StrJoin(names.end() - keep, names.end(), ".")};
-      for (const std::string& v : sweep.variants) {
-        for (const std::string& m : sweep.metrics) {
-          head.push_back(absl::StrCat(v, " ", m));
-          head.push_back("+/-");
-        }
-      }
-      std::vector<std::vector<std::string>> rows = {head};
-      for (size_t i = 0; i < sweep.points.size(); ++i) {
-        const SweepPoint& p = sweep.points[i];
-        if (i % sweep.variants.size() == 0) rows.push_back({p.value});
-        for (const sim::MetricEstimate& m : p.metrics) {
-          rows.back().push_back(Sig(m.value));
-          rows.back().push_back(Ci(m.ci95));
-        }
-      }
-      return absl::StrCat("scenario ", sweep.scenario, ": sweep over ", sweep.field,
-                          "\n(+/-: half-width of the 95% confidence interval, - where none was computed)\n\n",
-                          Table(rows, ""));
-    }
-    case Format::kJson: {
-      JsonWriter j;
-      j.BeginObject().Key("scenario").String(sweep.scenario).Key("field").String(sweep.field);
-      j.Key("points").BeginArray();
-      for (const SweepPoint& p : sweep.points) {
-        j.BeginObject().Key("value").String(p.value).Key("variant").String(p.variant);
-        j.Key("metrics").BeginObject();
-        for (const sim::MetricEstimate& m : p.metrics) j.Key(m.name).Number(m.value);
-        j.EndObject().Key("ci95").BeginObject();
-        for (const sim::MetricEstimate& m : p.metrics) CiJson(m.ci95, j.Key(m.name));
-        j.EndObject().EndObject();
-      }
-      j.EndArray().EndObject();
-      return j.str();
-    }
-    case Format::kCsv: {
-      // The swept value's column is not called "value": that is the metric's.
-      std::string out = "swept_value,variant,metric,value,ci95\n";
-      for (const SweepPoint& p : sweep.points) {
-        for (const sim::MetricEstimate& m : p.metrics) {
-          absl::StrAppend(&out, CsvField(p.value), ",", CsvField(p.variant), ",", CsvField(m.name), ",",
-                          FormatNumber(m.value), ",", CiCsv(m.ci95), "\n");
-        }
-      }
-      return out;
-    }
-  }
-  return "";
-}
-
 namespace {
 
 std::string StepName(const BisectionStep& s) {
@@ -528,6 +479,38 @@ const char* OutcomeName(BisectionOutcome o) {
   return "not_converged";
 }
 
+// "not converged within T% after N iterations" (or at the resolution).
+std::string NotConverged(const Calibration& c) {
+  const int iterations = static_cast<int>(c.search.steps.size()) - 2;
+  return absl::StrCat("not converged within ", c.tolerance_pct, "% ",
+                      c.search.at_resolution ? absl::StrCat("(the bracket is below the field's resolution, ",
+                                                            c.resolution, ", after ", iterations, " iterations)")
+                                             : absl::StrCat("after ", iterations, " iterations"));
+}
+
+// The keys `calibrate` and `sweep --refit` share, from "field" to "resolution".
+void CalibrationHeaderJson(const Calibration& c, JsonWriter& j) {
+  j.Key("field").String(c.field)
+      .Key("variant").String(c.variant)
+      .Key("metric").String(c.metric)
+      .Key("published").Number(c.published)
+      .Key("role").String("calibration")
+      .Key("source").String(c.source)
+      .Key("cell_tolerance_pct").Number(c.cell_tolerance_pct)
+      .Key("tolerance_pct").Number(c.tolerance_pct)
+      .Key("max_iter").Int(c.max_iter)
+      .Key("scale").String(c.scale)
+      .Key("resolution").String(c.resolution);
+}
+
+// Step i's "value", "modeled", "ci95" and "error_pct".
+void StepJson(const Calibration& c, size_t i, JsonWriter& j) {
+  const BisectionStep& s = c.search.steps[i];
+  j.Key("value").String(c.values[i]).Key("modeled").Number(s.eval.value);
+  CiJson(s.eval.ci95, j.Key("ci95"));
+  j.Key("error_pct").Number(s.error_pct);
+}
+
 }  // namespace
 
 std::string CalibrationSummary(const Calibration& c) {
@@ -543,23 +526,14 @@ std::string CalibrationSummary(const Calibration& c) {
   const std::string at = absl::StrCat(c.field, " = ", c.values[b.best], ": modeled ", Sig(s.eval.value),
                                       " (error ", ErrorText(s.error_pct), ") vs ", published);
   if (b.outcome == BisectionOutcome::kFitted) return absl::StrCat("fitted ", at);
-  const int iterations = static_cast<int>(b.steps.size()) - 2;
-  return absl::StrCat("not converged within ", c.tolerance_pct, "% ",
-                      b.at_resolution ? absl::StrCat("(the bracket is below the field's resolution, ",
-                                                     c.resolution, ", after ", iterations, " iterations)")
-                                      : absl::StrCat("after ", iterations, " iterations"),
-                      "; closest ", at);
+  return absl::StrCat(NotConverged(c), "; closest ", at);
 }
 
 std::string FormatCalibration(const Calibration& c, Format f) {
   const Bisection& b = c.search;
   switch (f) {
     case Format::kText: {
-      // The value column is headed by the field's last two names, as in a sweep.
-      const std::vector<std::string> names = absl::StrSplit(c.field, '.');
-      const size_t keep = std::min<size_t>(2, names.size());
-      std::vector<std::vector<std::string>> rows = {
-          {"step", absl::StrJoin(names.end() - keep, names.end(), "."), c.metric, "+/-", "error", ""}};
+      std::vector<std::vector<std::string>> rows = {{"step", ShortName(c.field), c.metric, "+/-", "error", ""}};
       for (size_t i = 0; i < b.steps.size(); ++i) {
         const BisectionStep& s = b.steps[i];
         rows.push_back({StepName(s), c.values[i], Sig(s.eval.value), Ci(s.eval.ci95), ErrorText(s.error_pct),
@@ -576,29 +550,12 @@ std::string FormatCalibration(const Calibration& c, Format f) {
     }
     case Format::kJson: {
       JsonWriter j;
-      j.BeginObject()
-          .Key("scenario").String(c.scenario)
-          .Key("field").String(c.field)
-          .Key("variant").String(c.variant)
-          .Key("metric").String(c.metric)
-          .Key("published").Number(c.published)
-          .Key("role").String("calibration")
-          .Key("source").String(c.source)
-          .Key("cell_tolerance_pct").Number(c.cell_tolerance_pct)
-          .Key("tolerance_pct").Number(c.tolerance_pct)
-          .Key("max_iter").Int(c.max_iter)
-          .Key("scale").String(c.scale)
-          .Key("resolution").String(c.resolution);
-      auto point = [&](size_t i) {
-        const BisectionStep& s = b.steps[i];
-        j.Key("value").String(c.values[i]).Key("modeled").Number(s.eval.value);
-        CiJson(s.eval.ci95, j.Key("ci95"));
-        j.Key("error_pct").Number(s.error_pct);
-      };
+      j.BeginObject().Key("scenario").String(c.scenario);
+      CalibrationHeaderJson(c, j);
       j.Key("steps").BeginArray();
       for (size_t i = 0; i < b.steps.size(); ++i) {
         j.BeginObject().Key("step").String(StepName(b.steps[i]));
-        point(i);
+        StepJson(c, i, j);
         j.Key("note").String(StepNote(c, i)).EndObject();
       }
       j.EndArray().Key("outcome").String(OutcomeName(b.outcome)).Key("result");
@@ -606,7 +563,7 @@ std::string FormatCalibration(const Calibration& c, Format f) {
         j.Null();
       } else {
         j.BeginObject();
-        point(b.best);
+        StepJson(c, static_cast<size_t>(b.best), j);
         j.EndObject();
       }
       j.Key("summary").String(CalibrationSummary(c)).EndObject();
@@ -631,5 +588,179 @@ std::string FormatCalibration(const Calibration& c, Format f) {
   }
   return "";
 }
+
+namespace {
+
+// What a refit adds to a sweep's row: the fitted value, the cell's modeled
+// value and its error ("-" when not fitted).
+std::vector<std::string> RefitColumns(const Calibration& c) {
+  if (c.search.outcome != BisectionOutcome::kFitted) return {"-", "-", "-"};
+  const BisectionStep& s = c.search.steps[c.search.best];
+  return {c.values[c.search.best], Sig(s.eval.value), ErrorText(s.error_pct)};
+}
+
+// The text row's note on a refit: why it was not fitted, and where its
+// search found the metric not monotonic.
+std::string RefitNote(const Calibration& c) {
+  const Bisection& b = c.search;
+  std::vector<std::string> notes;
+  if (b.outcome == BisectionOutcome::kNotBracketed) {
+    notes.push_back(absl::StrCat("not fitted: not bracketed: ", c.variant, "/", c.metric, " is ",
+                                 Sig(b.steps[0].eval.value), " at ", c.values[0], " and ", Sig(b.steps[1].eval.value),
+                                 " at ", c.values[1], ", published ", Sig(c.published), " is not between them"));
+  } else if (b.outcome == BisectionOutcome::kNotConverged) {
+    const BisectionStep& s = b.steps[b.best];
+    notes.push_back(absl::StrCat("not fitted: ", NotConverged(c), "; closest ", c.values[b.best], ": ",
+                                 Sig(s.eval.value), " (", ErrorText(s.error_pct), ")"));
+  }
+  for (size_t i = 0; i < b.steps.size(); ++i) {
+    if (b.steps[i].non_monotonic) notes.push_back(StepNote(c, i));
+  }
+  return absl::StrJoin(notes, "; ");
+}
+
+// A sweep, plain (`fits` null) or refitted (one fit per value).
+std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits, Format f) {
+  const size_t per_value = sweep.variants.size();
+  auto fit_of = [&](size_t point) -> const Calibration& { return (*fits)[point / per_value]; };
+  switch (f) {
+    case Format::kText: {
+      std::vector<std::string> head = {ShortName(sweep.field)};
+      std::string align = "l";
+      if (fits != nullptr) {
+        // Both fields' columns headed by as many last names as tell them apart.
+        const Calibration& c = fits->front();
+        size_t keep = 2;
+        while (ShortName(sweep.field, keep) == ShortName(c.field, keep) && ShortName(c.field, keep) != c.field) {
+          ++keep;
+        }
+        head = {ShortName(sweep.field, keep), ShortName(c.field, keep), absl::StrCat(c.variant, "/", c.metric),
+                "error"};
+        align += "l";
+      }
+      for (const std::string& v : sweep.variants) {
+        for (const std::string& m : sweep.metrics) {
+          head.push_back(absl::StrCat(v, " ", m));
+          head.push_back("+/-");
+        }
+      }
+      if (fits != nullptr) head.push_back("");
+      align.resize(head.size() - 1, 'r');
+      align += fits != nullptr ? "l" : "r";
+      std::vector<std::vector<std::string>> rows = {head};
+      for (size_t i = 0; i < sweep.points.size(); ++i) {
+        const SweepPoint& p = sweep.points[i];
+        std::vector<std::string>* row = &rows.back();
+        if (i % per_value == 0) {
+          rows.push_back({p.value});
+          row = &rows.back();
+          if (fits != nullptr) {
+            const std::vector<std::string> refit = RefitColumns(fit_of(i));
+            row->insert(row->end(), refit.begin(), refit.end());
+          }
+        }
+        for (const sim::MetricEstimate& m : p.metrics) {
+          row->push_back(Sig(m.value));
+          row->push_back(Ci(m.ci95));
+        }
+        if (p.metrics.empty()) row->resize(row->size() + 2 * sweep.metrics.size(), "-");
+        if (fits != nullptr && i % per_value == per_value - 1) row->push_back(RefitNote(fit_of(i)));
+      }
+      std::string title = absl::StrCat("scenario ", sweep.scenario, ": sweep over ", sweep.field, "\n");
+      if (fits != nullptr) {
+        const Calibration& c = fits->front();
+        absl::StrAppend(&title, "at each value ", c.field, " is refitted to ", c.variant, "/", c.metric,
+                        ", published ", Sig(c.published), " (CALIBRATION, tolerance ",
+                        absl::StrFormat("%g%%", c.cell_tolerance_pct),
+                        c.source.empty() ? "" : absl::StrCat(", source ", c.source), "):\n", "bisection over ",
+                        c.values[0], "..", c.values[1], " on a ", c.scale, " scale; stops within ",
+                        absl::StrFormat("%g%%", c.tolerance_pct), " of published, at the field's resolution (",
+                        c.resolution, ") or after ", c.max_iter, " iterations\n");
+      }
+      return absl::StrCat(title,
+                          "(+/-: half-width of the 95% confidence interval, - where none was computed)\n\n",
+                          Table(rows, "", align));
+    }
+    case Format::kJson: {
+      JsonWriter j;
+      j.BeginObject().Key("scenario").String(sweep.scenario).Key("field").String(sweep.field);
+      if (fits != nullptr) {
+        const Calibration& c = fits->front();
+        j.Key("calibration").BeginObject();
+        CalibrationHeaderJson(c, j);
+        j.Key("lo").String(c.values[0]).Key("hi").String(c.values[1]).EndObject();
+      }
+      j.Key("points").BeginArray();
+      for (size_t i = 0; i < sweep.points.size(); ++i) {
+        const SweepPoint& p = sweep.points[i];
+        j.BeginObject().Key("value").String(p.value);
+        if (fits != nullptr) {
+          const Calibration& c = fit_of(i);
+          const Bisection& b = c.search;
+          j.Key("refit").BeginObject().Key("outcome").String(OutcomeName(b.outcome));
+          if (b.best < 0) {
+            j.Key("value").Null().Key("modeled").Null().Key("ci95").Null().Key("error_pct").Null();
+          } else {
+            StepJson(c, static_cast<size_t>(b.best), j);
+          }
+          j.Key("iterations").Int(static_cast<int64_t>(b.steps.size()) - 2);
+          j.Key("notes").BeginArray();
+          for (size_t k = 0; k < b.steps.size(); ++k) {
+            if (b.steps[k].non_monotonic) j.String(StepNote(c, k));
+          }
+          j.EndArray().Key("summary").String(CalibrationSummary(c)).EndObject();
+        }
+        j.Key("variant").String(p.variant);
+        j.Key("metrics").BeginObject();
+        for (const sim::MetricEstimate& m : p.metrics) j.Key(m.name).Number(m.value);
+        j.EndObject().Key("ci95").BeginObject();
+        for (const sim::MetricEstimate& m : p.metrics) CiJson(m.ci95, j.Key(m.name));
+        j.EndObject().EndObject();
+      }
+      j.EndArray().EndObject();
+      return j.str();
+    }
+    case Format::kCsv: {
+      // The swept value's column is not called "value": that is the metric's.
+      std::string out = fits == nullptr ? "swept_value,variant,metric,value,ci95\n"
+                                        : "swept_value,refit_outcome,refit_value,cell_modeled,cell_ci95,"
+                                          "cell_error_pct,variant,metric,value,ci95,refit_note\n";
+      for (size_t i = 0; i < sweep.points.size(); ++i) {
+        const SweepPoint& p = sweep.points[i];
+        std::string refit, note;
+        if (fits != nullptr) {
+          const Calibration& c = fit_of(i);
+          const Bisection& b = c.search;
+          refit = absl::StrCat(OutcomeName(b.outcome), ",");
+          if (b.best < 0) {
+            refit += ",,,,";
+          } else {
+            const BisectionStep& s = b.steps[b.best];
+            absl::StrAppend(&refit, CsvField(c.values[b.best]), ",", FormatNumber(s.eval.value), ",",
+                            CiCsv(s.eval.ci95), ",", FormatNumber(s.error_pct), ",");
+          }
+          note = absl::StrCat(",", CsvField(RefitNote(c)));
+        }
+        auto row = [&](const std::string& metric, const std::string& value, const std::string& ci) {
+          absl::StrAppend(&out, CsvField(p.value), ",", refit, CsvField(p.variant), ",", CsvField(metric), ",",
+                          value, ",", ci, note, "\n");
+        };
+        for (const sim::MetricEstimate& m : p.metrics) row(m.name, FormatNumber(m.value), CiCsv(m.ci95));
+        // Not fitted: nothing ran at this value.
+        if (p.metrics.empty()) {
+          for (const std::string& m : sweep.metrics) row(m, "", "");
+        }
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string FormatSweep(const Sweep& sweep, Format f) { return SweepOutput(sweep, nullptr, f); }
+
+std::string FormatRefitSweep(const RefitSweep& r, Format f) { return SweepOutput(r.sweep, &r.fits, f); }
 
 }  // namespace analysis

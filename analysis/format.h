@@ -45,6 +45,17 @@ std::string FormatScenarioIndex(const std::vector<std::string>& paths,
 // "ci95"}]}. CSV: swept_value,variant,metric,value,ci95.
 std::string FormatSweep(const Sweep& sweep, Format f);
 
+// `viosim sweep --refit`: the same, with per value the refitted field's
+// value, the calibration cell's modeled value and its error, and a last
+// column noting a refit not fitted ("not fitted: ...") or a search that
+// found the metric not monotonic. JSON adds "calibration" (the cell and the
+// search, as `calibrate` describes them, plus "lo" and "hi") and per point
+// "refit": {"outcome", "value", "modeled", "ci95", "error_pct",
+// "iterations", "notes", "summary"}. CSV: swept_value, refit_outcome,
+// refit_value, cell_modeled, cell_ci95, cell_error_pct, variant, metric,
+// value, ci95, refit_note; a value not fitted has its rows with no value.
+std::string FormatRefitSweep(const RefitSweep& r, Format f);
+
 // `viosim calibrate`: the search step by step (the field's value as it was
 // set, the modeled metric, its 95% half-width, the error against the
 // published value, and a note where the metric was not monotonic), then

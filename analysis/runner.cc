@@ -29,24 +29,27 @@ std::vector<absl::StatusOr<viosim::VariantResult>> RunResolved(const viosim::Sce
   viosim::RunOptions options = request.options;
   options.base_dir = std::filesystem::path(file.path).parent_path().string();
   if (options.base_dir.empty()) options.base_dir = ".";
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < resolved.size(); i = next++) {
-      results[i] = viosim::RunScenario(resolved[i], names[i], options);
-    }
-  };
-  const int threads = std::max(1, std::min<int>(request.jobs, static_cast<int>(resolved.size())));
-  if (threads == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (std::thread& t : pool) t.join();
-  }
+  ParallelFor(resolved.size(), request.jobs,
+              [&](size_t i) { results[i] = viosim::RunScenario(resolved[i], names[i], options); });
   return results;
 }
 
 }  // namespace
+
+void ParallelFor(size_t n, int jobs, const std::function<void(size_t)>& work) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) work(i);
+  };
+  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(n)));
+  if (threads == 1) {
+    worker();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (std::thread& t : pool) t.join();
+}
 
 double ErrorPct(double modeled, double published) {
   if (published != 0) return 100.0 * (modeled - published) / std::fabs(published);
@@ -94,10 +97,11 @@ absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over) {
   return spec;
 }
 
-absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
-                               const std::vector<std::string>& variants,
-                               const std::vector<std::string>& metrics, const RunRequest& request) {
-  Sweep sweep;
+absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                                    const std::vector<std::string>& variants,
+                                    const std::vector<std::string>& metrics, const RunRequest& request) {
+  SweepPlan out;
+  Sweep& sweep = out.sweep;
   sweep.scenario = file.scenario.name();
   sweep.field = spec.field;
   sweep.values = spec.values;
@@ -108,9 +112,8 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
     absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat(spec.field, "=", v), "--over");
     if (!s.ok()) return s;
   }
-  // Value-major, as the points come out.
-  std::vector<viosim::Scenario> resolved;
-  std::vector<std::string> names;
+  std::vector<viosim::Scenario>& resolved = out.resolved;
+  std::vector<std::string>& names = out.names;
   for (const std::string& v : spec.values) {
     RunRequest at = request;
     at.overrides.push_back(absl::StrCat(spec.field, "=", v));
@@ -137,8 +140,33 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
       }
     }
   }
+  return out;
+}
 
-  std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, resolved, names, request);
+absl::StatusOr<SweepPoint> PointOf(const std::string& value, const viosim::VariantResult& result,
+                                   const std::vector<std::string>& metrics) {
+  SweepPoint p;
+  p.value = value;
+  p.variant = result.variant;
+  for (const std::string& m : metrics) {
+    auto it = std::find_if(result.metrics.begin(), result.metrics.end(),
+                           [&m](const sim::MetricEstimate& e) { return e.name == m; });
+    if (it == result.metrics.end()) {
+      return absl::InternalError(absl::StrCat("variant '", result.variant, "' did not report metric '", m, "'"));
+    }
+    p.metrics.push_back(*it);
+  }
+  return p;
+}
+
+absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                               const std::vector<std::string>& variants,
+                               const std::vector<std::string>& metrics, const RunRequest& request) {
+  absl::StatusOr<SweepPlan> r = PlanSweep(file, spec, variants, metrics, request);
+  if (!r.ok()) return r.status();
+  Sweep& sweep = r->sweep;
+  const std::vector<std::string>& names = r->names;
+  std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, r->resolved, names, request);
   const size_t per_value = sweep.variants.size();
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string& value = spec.values[i / per_value];
@@ -147,20 +175,11 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
                           absl::StrCat(file.path, ": variant '", names[i], "', ", spec.field, "=", value, ": ",
                                        results[i].status().message()));
     }
-    SweepPoint p;
-    p.value = value;
-    p.variant = names[i];
-    for (const std::string& m : sweep.metrics) {
-      auto it = std::find_if(results[i]->metrics.begin(), results[i]->metrics.end(),
-                             [&m](const sim::MetricEstimate& e) { return e.name == m; });
-      if (it == results[i]->metrics.end()) {
-        return absl::InternalError(absl::StrCat("variant '", names[i], "' did not report metric '", m, "'"));
-      }
-      p.metrics.push_back(*it);
-    }
-    sweep.points.push_back(std::move(p));
+    absl::StatusOr<SweepPoint> p = PointOf(value, *results[i], sweep.metrics);
+    if (!p.ok()) return p.status();
+    sweep.points.push_back(*std::move(p));
   }
-  return sweep;
+  return std::move(sweep);
 }
 
 absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const RunRequest& request) {

@@ -3,6 +3,7 @@
 #ifndef VIOSIM_ANALYSIS_RUNNER_H_
 #define VIOSIM_ANALYSIS_RUNNER_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct RunRequest {
   int jobs = 1;  // variants run at once; the results do not depend on it
 };
 
+// Calls work(0) .. work(n - 1) on up to `jobs` threads (in order on the
+// caller's thread when one suffices). Each index is taken exactly once; the
+// calls must only write what belongs to their own index.
+void ParallelFor(size_t n, int jobs, const std::function<void(size_t)>& work);
+
 // Resolves every named variant first (so bad input fails before anything
 // runs), then runs them on up to `jobs` threads. Results come back in the
 // order of `variants`.
@@ -76,6 +82,24 @@ struct Sweep {
   std::vector<std::string> metrics;
   std::vector<SweepPoint> points;  // value-major: for each value, each variant
 };
+
+// A sweep checked and resolved, not yet run: the Sweep with its values,
+// variants and metrics chosen and no points, and its (value, variant) pairs
+// value-major, as the points come out.
+struct SweepPlan {
+  Sweep sweep;
+  std::vector<viosim::Scenario> resolved;
+  std::vector<std::string> names;  // each pair's variant
+};
+
+// RunSweep's checks and resolution, without running anything.
+absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                                    const std::vector<std::string>& variants,
+                                    const std::vector<std::string>& metrics, const RunRequest& request);
+
+// The point of `result`'s variant at `value`: its `metrics`, in that order.
+absl::StatusOr<SweepPoint> PointOf(const std::string& value, const viosim::VariantResult& result,
+                                   const std::vector<std::string>& metrics);
 
 // Runs every (value, variant) pair of `spec`: each value is applied as the
 // override FIELD=VALUE after `request.overrides`. `variants` empty means all

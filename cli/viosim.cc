@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analysis/calibrate.h"
 #include "analysis/format.h"
 #include "analysis/gate.h"
@@ -136,6 +137,34 @@ std::string TracePath(const std::string& base, const std::string& variant, bool 
 
 std::string DefaultScenarioDir() { return "scenarios"; }
 
+// The flags that say what to fit and how, shared by `calibrate` and
+// `sweep --refit`: --cell, --range, --tolerance and --max-iter.
+struct FitFlags {
+  CLI::Option* cell;
+  CLI::Option* range;
+  CLI::Option* tolerance;
+  CLI::Option* max_iter;
+};
+
+FitFlags AddFitFlags(CLI::App* cmd, analysis::CalibrateSpec* spec, std::string* cell, std::string* range) {
+  FitFlags f;
+  f.cell = cmd->add_option("--cell", *cell,
+                           "The published cell to fit to (METRIC may be left out when the variant has one cell)")
+               ->type_name("VARIANT[/METRIC]");
+  f.range = cmd->add_option("--range", *range, "Values of the field that bracket the published value, e.g. 1us,80us")
+                ->type_name("LO,HI");
+  f.tolerance =
+      cmd->add_option("--tolerance", spec->tolerance_pct, "Stop once the modeled value is this close to published, %")
+          ->check(CLI::Range(1e-6, 100.0))
+          ->capture_default_str()
+          ->type_name("PCT");
+  f.max_iter = cmd->add_option("--max-iter", spec->max_iter, "Midpoints tried at most")
+                   ->check(CLI::Range(1, 1000))
+                   ->capture_default_str()
+                   ->type_name("N");
+  return f;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,6 +208,16 @@ int main(int argc, char** argv) {
   sweep->add_option("--metric,-m", sweep_metrics,
                     "Metric to tabulate (repeatable; default: iops if the scenario has it, else its first)")
       ->type_name("NAME");
+  std::string refit_cell, refit_range;
+  analysis::CalibrateSpec refit_spec;
+  refit_spec.flag = "--refit";
+  CLI::Option* refit_opt =
+      sweep->add_option("--refit", refit_spec.field,
+                        "At each value, first fit this field (a duration or a number, by --set path) to the "
+                        "published CALIBRATION cell --cell, within --range, as `calibrate` does; then run the "
+                        "variants with both")
+          ->type_name("FIELD");
+  const FitFlags refit_flags = AddFitFlags(sweep, &refit_spec, &refit_cell, &refit_range);
   AddShared(sweep, &sweep_f);
 
   CLI::App* cal = app.add_subcommand(
@@ -191,21 +230,9 @@ int main(int argc, char** argv) {
                   "platform.kvm.mmio_exit_user.value")
       ->required()
       ->type_name("FIELD");
-  cal->add_option("--cell", cal_cell,
-                  "The published cell to fit to (METRIC may be left out when the variant has one cell)")
-      ->required()
-      ->type_name("VARIANT[/METRIC]");
-  cal->add_option("--range", cal_range, "Values of the field that bracket the published value, e.g. 1us,80us")
-      ->required()
-      ->type_name("LO,HI");
-  cal->add_option("--tolerance", cal_spec.tolerance_pct, "Stop once the modeled value is this close to published, %")
-      ->check(CLI::Range(1e-6, 100.0))
-      ->capture_default_str()
-      ->type_name("PCT");
-  cal->add_option("--max-iter", cal_spec.max_iter, "Midpoints tried at most")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str()
-      ->type_name("N");
+  const FitFlags cal_flags = AddFitFlags(cal, &cal_spec, &cal_cell, &cal_range);
+  cal_flags.cell->required();
+  cal_flags.range->required();
   AddShared(cal, &cal_f);
   cal->remove_option(cal->get_option("--jobs"));  // the search is sequential
 
@@ -331,17 +358,56 @@ int main(int argc, char** argv) {
   }
 
   if (*sweep) {
+    // --cell, --range, --tolerance and --max-iter say how --refit fits, and
+    // --refit needs the first two.
+    const bool refit = refit_opt->count() > 0;
+    for (const CLI::Option* o : {refit_flags.cell, refit_flags.range, refit_flags.tolerance, refit_flags.max_iter}) {
+      if (!refit && o->count() > 0) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            o->get_name(), " is for --refit FIELD (the field refitted at each value), which is not given")));
+      }
+    }
+    for (const CLI::Option* o : {refit_flags.cell, refit_flags.range}) {
+      if (refit && o->count() == 0) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "--refit '", refit_spec.field, "' needs --cell VARIANT[/METRIC] and --range LO,HI; ", o->get_name(),
+            " is not given")));
+      }
+    }
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
     absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
     if (!spec.ok()) return Fail(spec.status());
+    if (refit) {
+      if (absl::Status s = analysis::ParseCellAndRange(refit_cell, refit_range, &refit_spec); !s.ok()) return Fail(s);
+    }
     absl::StatusOr<viosim::ScenarioFile> file = load(sweep_path, Overrides(sweep_f));
     if (!file.ok()) return Fail(file.status());
     analysis::RunRequest req;
     req.overrides = Overrides(sweep_f);
     req.jobs = sweep_f.jobs;
-    absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
+    if (!refit) {
+      absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
+      if (!result.ok()) return Fail(result.status());
+      return Emit(sweep_f, analysis::FormatSweep(*result, ToFormat(sweep_f.format)));
+    }
+    absl::StatusOr<analysis::RefitSweep> result =
+        analysis::RunRefitSweep(*file, *spec, refit_spec, sweep_variants, sweep_metrics, req);
     if (!result.ok()) return Fail(result.status());
-    return Emit(sweep_f, analysis::FormatSweep(*result, ToFormat(sweep_f.format)));
+    const int emitted = Emit(sweep_f, analysis::FormatRefitSweep(*result, ToFormat(sweep_f.format)));
+    if (emitted != kExitOk) return emitted;
+    std::vector<std::string> not_fitted;
+    for (size_t i = 0; i < result->fits.size(); ++i) {
+      if (result->fits[i].search.outcome != analysis::BisectionOutcome::kFitted) {
+        not_fitted.push_back(spec->values[i]);
+      }
+    }
+    if (not_fitted.empty()) return kExitOk;
+    // Written to a file, the output does not say on the terminal why the exit status is 1.
+    if (!sweep_f.output.empty()) {
+      std::cerr << "viosim: " << refit_spec.field << " not fitted at " << spec->field << " = "
+                << absl::StrJoin(not_fitted, ", ") << "\n";
+    }
+    return kExitCheckFailed;
   }
 
   if (*cal) {

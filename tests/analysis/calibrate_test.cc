@@ -1,5 +1,6 @@
 // `viosim calibrate`'s pure parts: the bisection on synthetic functions,
-// parsing --cell and --range, and the three output formats.
+// parsing --cell and --range, and the three output formats; and those of
+// `viosim sweep --refit`, whose every value is such a calibration.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -181,6 +182,15 @@ Calibration Example() {
   return c;
 }
 
+// Example() with the target outside the ends' values.
+Calibration NotBracketed() {
+  Calibration c = Example();
+  c.search.steps.pop_back();
+  c.search.outcome = BisectionOutcome::kNotBracketed;
+  c.search.best = -1;
+  return c;
+}
+
 TEST(FormatCalibrationTest, TextShowsEveryStepAndTheFit) {
   const std::string t = FormatCalibration(Example(), Format::kText);
   EXPECT_THAT(t, HasSubstr("step  mmio_exit_user.value     iops     +/-     error\n"
@@ -207,14 +217,84 @@ TEST(FormatCalibrationTest, JsonAndCsvCarryTheStepsAndTheOutcome) {
             "fitted,8.944us,14050,140,0.36,"
             "\"fitted platform.kvm.mmio_exit_user.value = 8.944us: modeled 14050.0 (error +0.36%) vs published "
             "14000.0 (CALIBRATION, source commit, 14K)\"\n");
-  Calibration none = Example();
-  none.search.steps.pop_back();
-  none.search.outcome = BisectionOutcome::kNotBracketed;
-  none.search.best = -1;
+  const Calibration none = NotBracketed();
   EXPECT_THAT(FormatCalibration(none, Format::kJson), HasSubstr("\"outcome\": \"not_bracketed\",\n  \"result\": null"));
   EXPECT_THAT(FormatCalibration(none, Format::kCsv), HasSubstr("\nnot_bracketed,,,,,\"not bracketed: modeled iops is "
                                                                "34732.2 at platform.kvm.mmio_exit_user.value = 1us "
                                                                "and 10012.9 at 80us;"));
+}
+
+// A sweep of qemu_exit_userspace refitting Example()'s field at each value,
+// variant after: at 1.7us the refit is fitted (after a midpoint taken as not
+// monotonic), at 20us it does not converge, at 40us it is not bracketed.
+RefitSweep Refitted() {
+  RefitSweep r;
+  r.fits = {Example(), Example(), NotBracketed()};
+  r.fits[0].search.steps[2].non_monotonic = true;
+  r.fits[1].search.outcome = BisectionOutcome::kNotConverged;
+  r.fits[1].search.at_resolution = true;
+  Sweep& s = r.sweep;
+  s.scenario = "sc";
+  s.field = "stack.virtio_blk.qemu_exit_userspace.value";
+  s.values = {"1.7us", "20us", "40us"};
+  s.variants = {"after"};
+  s.metrics = {"iops"};
+  sim::MetricEstimate iops;
+  iops.name = "iops";
+  iops.value = 43352.8;
+  iops.ci95 = 430.48;
+  s.points = {SweepPoint{"1.7us", "after", {iops}}, SweepPoint{"20us", "after", {}},
+              SweepPoint{"40us", "after", {}}};
+  return r;
+}
+
+TEST(FormatRefitSweepTest, TextHasTheFitTheCellAndANoteOnEachRow) {
+  const RefitSweep sweep = Refitted();
+  const std::string t = FormatRefitSweep(sweep, Format::kText);
+  EXPECT_THAT(t, HasSubstr("sweep over stack.virtio_blk.qemu_exit_userspace.value\nat each value "
+                           "platform.kvm.mmio_exit_user.value is refitted to before/iops, published 14000.0 "
+                           "(CALIBRATION, tolerance 5%, source commit, 14K):\nbisection over 1us..80us on a log "
+                           "scale; stops within 0.5% of published, at the field's resolution (1ns) or after 30 "
+                           "iterations\n"));
+  EXPECT_THAT(t, HasSubstr(
+                     "\nqemu_exit_userspace.value  mmio_exit_user.value  before/iops   error  after iops     +/-\n"
+                     "1.7us                      8.944us                   14050.0  +0.36%     43352.8  430.48  "
+                     "not monotonic between 1us and 80us\n"
+                     "20us                       -                               -       -           -       -  "
+                     "not fitted: not converged within 0.5% (the bracket is below the field's resolution, 1ns, after 1 "
+                     "iterations); closest 8.944us: 14050.0 (+0.36%)\n"
+                     "40us                       -                               -       -           -       -  "
+                     "not fitted: not bracketed: before/iops is 34732.2 at 1us and 10012.9 at 80us, published 14000.0 "
+                     "is not between them\n"));
+}
+
+TEST(FormatRefitSweepTest, JsonCarriesTheCalibrationAndTheRefitOfEveryPoint) {
+  const std::string j = FormatRefitSweep(Refitted(), Format::kJson);
+  EXPECT_THAT(j, HasSubstr("\"field\": \"stack.virtio_blk.qemu_exit_userspace.value\",\n  \"calibration\": {\n"
+                           "    \"field\": \"platform.kvm.mmio_exit_user.value\",\n"));
+  EXPECT_THAT(j, HasSubstr("\"resolution\": \"1ns\",\n    \"lo\": \"1us\",\n    \"hi\": \"80us\"\n  },\n"));
+  EXPECT_THAT(j, HasSubstr("\"value\": \"1.7us\",\n      \"refit\": {\n        \"outcome\": \"fitted\",\n"
+                           "        \"value\": \"8.944us\",\n        \"modeled\": 14050,\n        \"ci95\": 140,\n"
+                           "        \"error_pct\": 0.36,\n        \"iterations\": 1,\n"
+                           "        \"notes\": [\n          \"not monotonic between 1us and 80us\"\n        ],\n"));
+  EXPECT_THAT(j, HasSubstr("\"value\": \"40us\",\n      \"refit\": {\n        \"outcome\": \"not_bracketed\",\n"
+                           "        \"value\": null,\n        \"modeled\": null,\n        \"ci95\": null,\n"
+                           "        \"error_pct\": null,\n        \"iterations\": 0,\n        \"notes\": [],\n"
+                           "        \"summary\": \"not bracketed: "));
+  EXPECT_THAT(j, HasSubstr("\"variant\": \"after\",\n      \"metrics\": {},\n      \"ci95\": {}\n"));
+}
+
+// One row per (value, variant, metric), the refit repeated on each; a value
+// not fitted has no metric values.
+TEST(FormatRefitSweepTest, CsvRepeatsTheRefitOnEachRow) {
+  EXPECT_EQ(FormatRefitSweep(Refitted(), Format::kCsv),
+            "swept_value,refit_outcome,refit_value,cell_modeled,cell_ci95,cell_error_pct,variant,metric,value,ci95,"
+            "refit_note\n"
+            "1.7us,fitted,8.944us,14050,140,0.36,after,iops,43352.8,430.48,not monotonic between 1us and 80us\n"
+            "20us,not_converged,8.944us,14050,140,0.36,after,iops,,,\"not fitted: not converged within 0.5% (the "
+            "bracket is below the field's resolution, 1ns, after 1 iterations); closest 8.944us: 14050.0 (+0.36%)\"\n"
+            "40us,not_bracketed,,,,,after,iops,,,\"not fitted: not bracketed: before/iops is 34732.2 at 1us and "
+            "10012.9 at 80us, published 14000.0 is not between them\"\n");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -508,6 +509,136 @@ INSTANTIATE_TEST_SUITE_P(
         FlagsBadCase{"published_field", "--fit published[0].value --cell a/lock_acquisitions_per_s --range 1,2",
                      {"--fit 'published[0].value'", "the target"}},
         FlagsBadCase{"missing_range", "--fit workload.lockbench.threads --cell a", {"--range"}}),
+    FlagsBadCaseName);
+
+// --- viosim sweep --refit ----------------------------------------------------
+
+// At each hold time, think is refitted so that variant "a" keeps its
+// published 235,000 acquisitions/s. A 5us hold caps it at 200,000: no think
+// time in the range reaches the cell.
+constexpr char kRefitThink[] =
+    " --variant a -m lock_acquisitions_per_s -m lock_wait_mean_us --refit workload.lockbench.think.exponential.mean "
+    "--cell a/lock_acquisitions_per_s --range 5us,20us";
+
+std::string RefitSweep(const std::string& holds) {
+  return absl::StrCat("sweep ", CalibrationScenario(), " --over workload.lockbench.hold.exponential.mean=", holds,
+                      kRefitThink);
+}
+
+TEST(CliSweepRefitTest, KeepsTheCellWithinTheToleranceAtEveryValue) {
+  Result r = Viosim(RefitSweep("1.5us,2us,2.5us") + " --format csv");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 7u) << r.out;
+  EXPECT_EQ(lines[0],
+            "swept_value,refit_outcome,refit_value,cell_modeled,cell_ci95,cell_error_pct,variant,metric,value,ci95,"
+            "refit_note");
+  std::vector<double> think;
+  for (size_t i = 1; i < lines.size(); i += 2) {
+    std::vector<std::string> f = absl::StrSplit(lines[i], ',');
+    ASSERT_EQ(f.size(), 11u) << lines[i];
+    EXPECT_EQ(f[0], std::vector<std::string>({"1.5us", "2us", "2.5us"})[i / 2]);
+    EXPECT_EQ(f[1], "fitted");
+    double error = 0, t = 0;
+    ASSERT_TRUE(absl::SimpleAtod(f[5], &error)) << f[5];
+    EXPECT_LE(std::abs(error), 0.5) << lines[i];
+    ASSERT_TRUE(absl::EndsWith(f[2], "us") && absl::SimpleAtod(f[2].substr(0, f[2].size() - 2), &t)) << f[2];
+    think.push_back(t);
+    // The variants ran at the fit: the cell's own metric is the fit's value.
+    EXPECT_EQ(f[7], "lock_acquisitions_per_s");
+    EXPECT_EQ(f[8], f[3]) << lines[i];
+    EXPECT_THAT(lines[i + 1], testing::StartsWith(absl::StrCat(f[0], ",fitted,", f[2], ",")));
+    EXPECT_THAT(lines[i + 1], HasSubstr(",a,lock_wait_mean_us,"));
+  }
+  // A longer hold leaves less time to think at the same throughput.
+  EXPECT_GT(think[0], think[1]);
+  EXPECT_GT(think[1], think[2]);
+
+  Result t = Viosim(RefitSweep("1.5us,2us,2.5us"));
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("\nat each value workload.lockbench.think.exponential.mean is refitted to "
+                               "a/lock_acquisitions_per_s, published 235000 (CALIBRATION, tolerance 5%, source typed "
+                               "in):\nbisection over 5us..20us on a log scale;"));
+  EXPECT_THAT(t.out, testing::ContainsRegex("\nhold.exponential.mean  think.exponential.mean  "
+                                            "a/lock_acquisitions_per_s +error  a lock_acquisitions_per_s +[+]/-  "
+                                            "a lock_wait_mean_us +[+]/-\n1.5us +"));
+}
+
+TEST(CliSweepRefitTest, AValueThatCannotBeBracketedIsReportedAndExitsOne) {
+  Result r = Viosim(RefitSweep("2us,5us"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, testing::ContainsRegex("\n2us +[0-9.]+us +[0-9]+ +[+-][0-9.]+%  "));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\n5us( +-){7}  not fitted: not bracketed: a/lock_acquisitions_per_s "
+                                            "is [0-9]+ at 5us and [0-9]+ at 20us, published 235000 is not between "
+                                            "them\n"));
+  const std::string path = absl::StrCat(TmpDir(), "/refit.json");
+  Result j = Viosim(RefitSweep("2us,5us") + " --format json -o " + path);
+  EXPECT_EQ(j.code, 1) << j.err;
+  const std::string out = ReadAll(path);
+  EXPECT_THAT(out, HasSubstr("\"outcome\": \"fitted\""));
+  EXPECT_THAT(out, HasSubstr("\"value\": \"5us\",\n      \"refit\": {\n        \"outcome\": \"not_bracketed\",\n"
+                             "        \"value\": null,"));
+  EXPECT_THAT(j.err, HasSubstr("workload.lockbench.think.exponential.mean not fitted at "
+                               "workload.lockbench.hold.exponential.mean = 5us"));
+  // Not converged is a failure to fit too.
+  Result stuck = Viosim(RefitSweep("2us") + " --tolerance 0.01 --max-iter 1");
+  EXPECT_EQ(stuck.code, 1) << stuck.err;
+  EXPECT_THAT(stuck.out, HasSubstr("  not fitted: not converged within 0.01% after 1 iterations; closest "));
+}
+
+TEST(CliSweepRefitTest, OutputIsByteIdenticalAcrossJobs) {
+  for (const char* format : {"text", "json", "csv"}) {
+    const std::string args = RefitSweep("1.5us,2us,5us") + " --format " + format;
+    Result a = Viosim(args + " --jobs 1");
+    Result b = Viosim(args + " --jobs 2");
+    EXPECT_EQ(a.code, 1) << a.err;
+    EXPECT_EQ(b.code, 1) << b.err;
+    EXPECT_EQ(a.out, b.out) << format;
+  }
+}
+
+class SweepRefitBadInputTest : public testing::TestWithParam<FlagsBadCase> {};
+
+TEST_P(SweepRefitBadInputTest, ExitsTwoBeforeRunningWithoutOutput) {
+  ExpectRefusedWithoutOutput(absl::StrCat("sweep ", CalibrationScenario()), GetParam());
+}
+
+// Each case's flags: kHolds (--over), then --refit (kThink) or its flags.
+constexpr char kHolds[] = "--over workload.lockbench.hold.exponential.mean=2us,3us ";
+constexpr char kThink[] = "--refit workload.lockbench.think.exponential.mean ";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SweepRefitBadInputTest,
+    testing::Values(
+        FlagsBadCase{"cell_without_refit", absl::StrCat(kHolds, "--cell a/lock_acquisitions_per_s"),
+                     {"--cell is for --refit FIELD"}},
+        FlagsBadCase{"range_without_refit", absl::StrCat(kHolds, "--range 5us,20us"),
+                     {"--range is for --refit FIELD"}},
+        FlagsBadCase{"tolerance_without_refit", absl::StrCat(kHolds, "--tolerance 1"),
+                     {"--tolerance is for --refit FIELD"}},
+        FlagsBadCase{"refit_without_cell", absl::StrCat(kHolds, kThink, "--range 5us,20us"),
+                     {"--refit 'workload.lockbench.think.exponential.mean' needs --cell", "--cell is not given"}},
+        FlagsBadCase{"refit_without_range", absl::StrCat(kHolds, kThink, "--cell a/lock_acquisitions_per_s"),
+                     {"needs --cell VARIANT[/METRIC] and --range LO,HI", "--range is not given"}},
+        FlagsBadCase{"refit_the_swept_field",
+                     absl::StrCat(kHolds, "--refit workload.lockbench.hold.exponential.mean "
+                                          "--cell a/lock_acquisitions_per_s --range 1us,3us"),
+                     {"--refit 'workload.lockbench.hold.exponential.mean'", "the field --over sweeps"}},
+        FlagsBadCase{"refit_bad_field",
+                     absl::StrCat(kHolds, "--refit workload.lockbench.think.exponential.mena "
+                                          "--cell a/lock_acquisitions_per_s --range 5us,20us"),
+                     {"--refit", "field 'workload.lockbench.think.exponential.mena'"}},
+        FlagsBadCase{"refit_prediction", absl::StrCat(kHolds, kThink, "--cell a/lock_wait_mean_us --range 5us,20us"),
+                     {"--cell 'a/lock_wait_mean_us'", "fitting to a prediction is not calibration"}},
+        FlagsBadCase{"refit_reversed_range",
+                     absl::StrCat(kHolds, kThink, "--cell a/lock_acquisitions_per_s --range 20us,5us"),
+                     {"--range '20us,5us'", "LO must be below HI"}},
+        FlagsBadCase{"refit_malformed_cell", absl::StrCat(kHolds, kThink, "--cell a/ --range 5us,20us"),
+                     {"--cell 'a/'", "VARIANT/METRIC"}},
+        FlagsBadCase{"refit_bad_over_value",
+                     "--over workload.lockbench.hold.exponential.mean=2us,slow --refit "
+                     "workload.lockbench.think.exponential.mean --cell a/lock_acquisitions_per_s --range 5us,20us",
+                     {"--over 'workload.lockbench.hold.exponential.mean=slow'"}}),
     FlagsBadCaseName);
 
 TEST(CliCalibrateTest, AnalyticCellHasNothingToFit) {
