@@ -299,6 +299,8 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
       {&v.qemu_exit_userspace(), v.has_qemu_exit_userspace(), "stack.virtio_blk.qemu_exit_userspace",
        &qc.exit_userspace},
       {&v.disk_latency(), v.has_disk_latency(), "stack.virtio_blk.disk_latency", &qc.disk_latency},
+      {&v.disk_latency_exp_mean(), v.has_disk_latency_exp_mean(), "stack.virtio_blk.disk_latency_exp_mean",
+       &qc.disk_latency_exp_mean},
   };
   if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
   kc.ioeventfd = k.ioeventfd();
@@ -331,7 +333,10 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
   // context switch into it (models/qemu/bql.h).
   models::Bql bql(sim, host.try_to_wake_up.value + host.context_switch.value);
   models::Kvm kvm(sim, kc);
-  models::VirtioBlkDevice dev(sim, vq, bql, qc);
+  if (qc.disk_latency_exp_mean.value > qc.disk_latency.value) {
+    return absl::InvalidArgumentError("field 'stack.virtio_blk.disk_latency_exp_mean.value': exceeds disk_latency");
+  }
+  models::VirtioBlkDevice dev(sim, vq, bql, qc, stack.run().seed());
   dev.set_msix(v.msix());
   models::VirtioBlkParams params;
   params.kick_outside_lock = v.kick_outside_lock();

@@ -1,11 +1,19 @@
 #include "models/qemu/virtio_blk_device.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace models {
 
-VirtioBlkDevice::VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, const QemuCosts& costs)
-    : sim_(&sim), vq_(&vq), bql_(&bql), costs_(costs), done_signal_(sim) {}
+VirtioBlkDevice::VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, const QemuCosts& costs,
+                                 uint64_t seed)
+    : sim_(&sim),
+      vq_(&vq),
+      bql_(&bql),
+      costs_(costs),
+      disk_spread_(sim::Distribution::Exponential(costs.disk_latency_exp_mean.value)),
+      disk_rng_(sim::Rng::ForStream(seed, "qemu.disk")),
+      done_signal_(sim) {}
 
 void VirtioBlkDevice::Start() { sim_->Spawn(MainLoop()); }
 
@@ -39,7 +47,10 @@ sim::Task VirtioBlkDevice::HandleOutput() {
 }
 
 sim::Task VirtioBlkDevice::DiskIo(VirtQueueElement e) {
-  co_await sim_->Delay(costs_.disk_latency.value);
+  const sim::Time spread = costs_.disk_latency_exp_mean.value;
+  sim::Time t = costs_.disk_latency.value;
+  if (spread > sim::Time::Zero()) t = std::max(sim::Time::Zero(), t - spread) + disk_spread_.Sample(disk_rng_);
+  co_await sim_->Delay(t);
   done_.push_back(e);
   done_signal_.NotifyAll();
 }

@@ -14,8 +14,10 @@
 // virtio_blk_handle_request(req, &mrb);` then virtio_submit_multiwrite, with
 // no virtio_queue_set_notification), so avail_event follows every pop.
 //
-// The host block device serves each request after `disk_latency`, with no
-// limit on requests in flight (the guest's 64 tags bound them).
+// The host block device serves each request after a latency with mean
+// `disk_latency`: (disk_latency - disk_latency_exp_mean) +
+// Exp(disk_latency_exp_mean), drawn from the device's own random stream,
+// with no limit on requests in flight (the guest's 64 tags bound them).
 //
 // Completion, in the main loop: the AIO eventfd wakes ppoll (main_wakeup,
 // outside the BQL), then under the BQL per completed request
@@ -46,6 +48,8 @@
 #include "models/cpu/param.h"
 #include "models/qemu/bql.h"
 #include "models/virtio/virtqueue.h"
+#include "sim/distribution.h"
+#include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
 #include "sim/time.h"
@@ -60,7 +64,8 @@ struct QemuCosts {
   Param<sim::Time> complete;         // per completed request, under the BQL: push + notify test
   Param<sim::Time> mmio_register;    // a status read or ack write, under the BQL
   Param<sim::Time> irq_line;         // one KVM_IRQ_LINE ioctl, under the BQL
-  Param<sim::Time> disk_latency;     // host block device, per 4 KiB read
+  Param<sim::Time> disk_latency;     // host block device, per 4 KiB read: the mean
+  Param<sim::Time> disk_latency_exp_mean;  // its exponential part (0: fixed)
 };
 
 // The guest side of the interrupt line (the vGIC delivering to a vCPU).
@@ -83,7 +88,8 @@ struct QemuDeviceStats {
 
 class VirtioBlkDevice {
  public:
-  VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, const QemuCosts& costs);
+  // `seed` seeds the disk's latency stream (run.seed).
+  VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, const QemuCosts& costs, uint64_t seed = 1);
   void set_irq_sink(IrqLineSink* s) { irq_sink_ = s; }
   // Starts the main loop process.
   void Start();
@@ -117,6 +123,8 @@ class VirtioBlkDevice {
   Virtqueue* vq_;
   Bql* bql_;
   QemuCosts costs_;
+  sim::Distribution disk_spread_;  // Exp(disk_latency_exp_mean)
+  sim::Rng disk_rng_;
   IrqLineSink* irq_sink_ = nullptr;
   uint32_t isr_ = 0;
   bool line_ = false;
