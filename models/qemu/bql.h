@@ -44,15 +44,12 @@ class Bql {
     if (held_) {
       ++stats_.contentions;
       const sim::Time since = sim_->Now();
-      ++waiting_;
       for (;;) {
-        ++sleeping_;
         co_await sleepers_.Wait();  // futex_wait until an Unlock wakes us
         if (wake_latency_ > sim::Time()) co_await sim_->Delay(wake_latency_);
         if (!held_) break;
         ++stats_.barged;
       }
-      --waiting_;
       stats_.wait.Record((sim_->Now() - since).ps());
     }
     held_ = true;
@@ -61,14 +58,8 @@ class Bql {
   void Unlock() {
     stats_.hold.Record((sim_->Now() - acquired_at_).ps());
     held_ = false;
-    if (sleeping_ > 0) {
-      --sleeping_;
-      ++stats_.wakeups;
-      sleepers_.NotifyOne();
-    }
+    if (sleepers_.NotifyOne()) ++stats_.wakeups;
   }
-  bool held() const { return held_; }
-  int waiting() const { return waiting_; }
   const Stats& stats() const { return stats_; }
   void ResetStats() { stats_ = Stats(); }
 
@@ -77,8 +68,6 @@ class Bql {
   sim::Time wake_latency_;
   sim::Signal sleepers_;
   bool held_ = false;
-  int waiting_ = 0;   // threads in Lock() that have not got it yet
-  int sleeping_ = 0;  // of those, the ones asleep on the futex
   sim::Time acquired_at_;
   Stats stats_;
 };
