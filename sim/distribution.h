@@ -16,6 +16,7 @@
 #ifndef VIOSIM_SIM_DISTRIBUTION_H_
 #define VIOSIM_SIM_DISTRIBUTION_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -177,6 +178,14 @@ class Distribution {
   // Empirical only; shared so that copies stay cheap.
   std::shared_ptr<const std::vector<Point>> points_;
 };
+
+// A latency whose mean is `mean`, spread by `exp` (an Exponential with
+// mean `exp_mean`, at most `mean`): (mean - exp_mean) + a draw from `exp`.
+// With exp_mean zero: `mean` itself, and nothing is drawn.
+inline Time MeanKeptExponential(Time mean, Time exp_mean, const Distribution& exp, Rng& rng) {
+  if (exp_mean <= Time::Zero()) return mean;
+  return std::max(Time::Zero(), mean - exp_mean) + exp.Sample(rng);
+}
 
 }  // namespace sim
 

@@ -30,8 +30,6 @@ NvmeCommand* PopFront(NvmeCommand*& head, NvmeCommand*& tail) {
 NvmeDevice::NvmeDevice(sim::Simulator& sim, const NvmeProfile& profile, uint64_t seed)
     : sim_(&sim),
       profile_(profile),
-      read_fixed_(std::max(sim::Time::Zero(), profile.read_latency.value - profile.latency_exp_mean.value)),
-      write_fixed_(std::max(sim::Time::Zero(), profile.write_latency.value - profile.latency_exp_mean.value)),
       spread_(sim::Distribution::Exponential(profile.latency_exp_mean.value)),
       seed_(seed),
       read_ps_per_byte_(1e12 / profile.read_bandwidth.value),
@@ -58,13 +56,14 @@ sim::Time NvmeDevice::TransferTime(bool write, uint32_t bytes) const {
 }
 
 sim::Time NvmeDevice::DrawAccess(bool write, int sq) {
-  const sim::Time fixed = write ? write_fixed_ : read_fixed_;
-  if (profile_.latency_exp_mean.value <= sim::Time::Zero()) return fixed;
+  const sim::Time mean = write ? profile_.write_latency.value : profile_.read_latency.value;
+  const sim::Time exp_mean = profile_.latency_exp_mean.value;
+  if (exp_mean <= sim::Time::Zero()) return mean;
   const size_t i = static_cast<size_t>(std::max(0, sq));
   while (sq_rngs_.size() <= i) {
     sq_rngs_.push_back(sim::Rng::ForStream(seed_, "nvme.sq" + std::to_string(sq_rngs_.size())));
   }
-  return fixed + spread_.Sample(sq_rngs_[i]);
+  return sim::MeanKeptExponential(mean, exp_mean, spread_, sq_rngs_[i]);
 }
 
 void NvmeDevice::ResetStats() {

@@ -175,8 +175,6 @@ class NvmeDevice {
 
   sim::Simulator* sim_;
   NvmeProfile profile_;
-  sim::Time read_fixed_;   // read_latency - latency_exp_mean
-  sim::Time write_fixed_;  // write_latency - latency_exp_mean
   sim::Distribution spread_;     // Exp(latency_exp_mean); unused when zero
   uint64_t seed_;
   std::vector<sim::Rng> sq_rngs_;  // by submission queue id, made on first use

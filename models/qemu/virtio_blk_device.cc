@@ -47,10 +47,8 @@ sim::Task VirtioBlkDevice::HandleOutput() {
 }
 
 sim::Task VirtioBlkDevice::DiskIo(VirtQueueElement e) {
-  const sim::Time spread = costs_.disk_latency_exp_mean.value;
-  sim::Time t = costs_.disk_latency.value;
-  if (spread > sim::Time::Zero()) t = std::max(sim::Time::Zero(), t - spread) + disk_spread_.Sample(disk_rng_);
-  co_await sim_->Delay(t);
+  co_await sim_->Delay(
+      sim::MeanKeptExponential(costs_.disk_latency.value, costs_.disk_latency_exp_mean.value, disk_spread_, disk_rng_));
   done_.push_back(e);
   done_signal_.NotifyAll();
 }

@@ -167,11 +167,9 @@ sim::Task VirtioBlkMq::IoThread() {
 }
 
 sim::Time VirtioBlkMq::DeviceAccess(int q, bool write) {
-  const sim::Time spread = costs_.latency_exp_mean.value;
   const sim::Time mean = write ? costs_.write_latency.value : costs_.read_latency.value;
-  if (spread <= sim::Time::Zero()) return mean;
-  return std::max(sim::Time::Zero(), mean - spread) +
-         device_spread_.Sample(vqs_[static_cast<size_t>(q)]->device_rng);
+  return sim::MeanKeptExponential(mean, costs_.latency_exp_mean.value, device_spread_,
+                                  vqs_[static_cast<size_t>(q)]->device_rng);
 }
 
 sim::Task VirtioBlkMq::DeviceIo(int q, VirtQueueElement e, Req* r) {
