@@ -2,196 +2,392 @@
 
 #include <utility>
 
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
 #include "sim/trace.h"
 
 namespace models {
 
-const char* CpuStateName(CpuState s) {
-  switch (s) {
-    case CpuState::kIdle: return "idle";
-    case CpuState::kRunning: return "running";
-    case CpuState::kSpinning: return "spinning";
-    case CpuState::kExit: return "exit";
-    case CpuState::kCount: break;
+const char* CpuTimeName(CpuTime t) {
+  switch (t) {
+    case CpuTime::kIdle: return "idle";
+    case CpuTime::kUser: return "user";
+    case CpuTime::kSystem: return "system";
+    case CpuTime::kIrq: return "irq";
+    case CpuTime::kSoftirq: return "softirq";
+    case CpuTime::kExit: return "exit";
+    case CpuTime::kSpin: return "spin";
+    case CpuTime::kPoll: return "poll";
+    case CpuTime::kCount: break;
   }
   return "?";
 }
 
-const char* ExecContextName(ExecContext c) {
-  switch (c) {
-    case ExecContext::kNone: return "none";
-    case ExecContext::kTask: return "task";
-    case ExecContext::kIrq: return "irq";
-    case ExecContext::kPoll: return "poll";
-    case ExecContext::kCount: break;
+CpuDistance DistanceOf(const CpuPlace& a, const CpuPlace& b) {
+  if (a.socket != b.socket) return CpuDistance::kRemote;
+  if (a.llc != b.llc) return CpuDistance::kSocket;
+  if (a.core != b.core) return CpuDistance::kLlc;
+  return CpuDistance::kCore;
+}
+
+const char* CpuDistanceName(CpuDistance d) {
+  switch (d) {
+    case CpuDistance::kSame: return "same_cpu";
+    case CpuDistance::kCore: return "same_core";
+    case CpuDistance::kLlc: return "same_llc";
+    case CpuDistance::kSocket: return "same_socket";
+    case CpuDistance::kRemote: return "other_socket";
   }
   return "?";
 }
 
-Cpu::Cpu(sim::Simulator& sim, int id, std::string name)
+Cpu::Cpu(sim::Simulator& sim, int id, std::string name, CpuPlace place)
     : sim_(&sim),
       id_(id),
       name_(std::move(name)),
-      state_since_(sim.Now()),
-      occupancy_(kCpuStates, sim.Now(), static_cast<int>(CpuState::kIdle)),
+      place_(place),
+      task_timer_(Callback::Bind<&Cpu::OnTaskEvent>(this)),
+      irq_kick_(Callback::Bind<&Cpu::OnIrqKick>(this)),
+      switch_done_(Callback::Bind<&Cpu::OnSwitchDone>(this)),
+      slice_timer_(Callback::Bind<&Cpu::OnSliceEnd>(this)),
+      resched_kick_(Callback::Bind<&Cpu::OnReschedKick>(this)),
+      acct_(kCpuTimes, sim.Now(), static_cast<int>(CpuTime::kIdle)),
       irq_off_(2, sim.Now(), 0),
-      irqs_enabled_(sim),
-      exec_(kExecContexts, sim.Now(), static_cast<int>(ExecContext::kNone)),
-      dispatcher_(Callback::Bind<&Cpu::ChunkEnded>(this)) {}
+      traced_since_(sim.Now()) {}
 
-void Cpu::NameTraceTrack(sim::TraceWriter& t) {
-  state_since_ = sim_->Now();
-  t.SetThreadName(kTracePid, id_, name_);
-  t.SetThreadSortIndex(kTracePid, id_, id_);
-}
-
-void Cpu::LocalIrqSave() {
-  if (irq_off_depth_++ == 0) irq_off_.Set(1, sim_->Now());
+CpuTime Cpu::Mode() const {
+  if (exit_depth_ > 0) return CpuTime::kExit;
+  if (in_irq_) return irq_mode_;
+  if (switching_) return CpuTime::kSystem;
+  if (curr_ != nullptr) return curr_->mode_;
+  return CpuTime::kIdle;
 }
 
 void Cpu::LocalIrqRestore() {
   if (--irq_off_depth_ == 0) {
     irq_off_.Set(0, sim_->Now());
-    irqs_enabled_.NotifyAll();
-    // Interrupt work held back while interrupts were off is taken now.
-    if (current_ == nullptr && queues_[static_cast<int>(ExecLevel::kIrq)].head != nullptr) {
-      StartNext();
-    }
+    if (CanTakeIrq()) KickIrq();
+    if (need_resched_) MaybeReschedule();
   }
 }
 
-sim::Time Cpu::BusyTime() const {
-  const sim::Time now = sim_->Now();
-  return (now - occupancy_.interval_start()) - occupancy_.TimeIn(static_cast<int>(CpuState::kIdle), now);
+void Cpu::PreemptEnable() {
+  if (--preempt_count_ == 0 && need_resched_) MaybeReschedule();
 }
+
+sim::Time Cpu::BusyTime() const { return window() - TimeIn(CpuTime::kIdle); }
 
 void Cpu::ResetStats() {
-  occupancy_.Reset(sim_->Now());
+  acct_.Reset(sim_->Now());
   irq_off_.Reset(sim_->Now());
-  exec_.Reset(sim_->Now());
+  irqs_taken_ = 0;
+  switches_ = 0;
 }
 
-// ---- The Exec engine ----
+// ---- Task waits ----
 
-bool Cpu::CanStart(const Work& w) const {
-  if (current_ != nullptr) return false;
-  const Queue& irqs = queues_[static_cast<int>(ExecLevel::kIrq)];
-  if (w.level == ExecLevel::kIrq) {
-    // The running handler's next chunk goes on; a new interrupt waits for
-    // interrupts to be enabled and for those already pending.
-    if (in_cont_ && cont_level_ == ExecLevel::kIrq) return true;
-    return irq_off_depth_ == 0 && irqs.head == nullptr;
-  }
-  if (spinning_) return false;
-  if (irqs.head != nullptr && irq_off_depth_ == 0) return false;
-  return in_cont_ || queues_[static_cast<int>(ExecLevel::kTask)].head == nullptr;
-}
-
-void Cpu::Submit(Work& w) {
-  if (CanStart(w)) {
-    Start(w);
-  } else {
-    Enqueue(w);
-  }
-}
-
-void Cpu::Enqueue(Work& w) {
-  const int l = static_cast<int>(w.level);
-  Queue& q = queues_[l];
-  if (in_cont_) {
-    // The continuing flow goes ahead of the others, in its own order.
-    Work*& after = cont_after_[l];
-    if (after == nullptr) {
-      w.next = q.head;
-      q.head = &w;
-      if (q.tail == nullptr) q.tail = &w;
-    } else {
-      w.next = after->next;
-      after->next = &w;
-      if (q.tail == after) q.tail = &w;
-    }
-    after = &w;
+void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
+  if (in_irq_) {
+    // Handlers are not interrupted: their work is one event.
+    irq_mode_ = CpuTime::kIrq;
+    Account();
+    sim_->ScheduleAt(sim_->Now() + cost, h);
     return;
   }
-  w.next = nullptr;
-  if (q.tail != nullptr) {
-    q.tail->next = &w;
+  Task* t = curr_;
+  if (t == nullptr) __builtin_trap();  // task-context work needs a running task
+  t->cont_ = h;
+  t->wait_ = Task::Wait::kWork;
+  t->mode_ = mode;
+  t->frozen_ = false;
+  t->due_ = sim_->Now() + cost;
+  Account();
+  sim_->ScheduleAt(t->due_, task_timer_.handle());
+  if (need_resched_) MaybeReschedule();
+}
+
+std::coroutine_handle<> Cpu::BeginSpin(std::coroutine_handle<> h, CpuTime mode) {
+  if (in_irq_) {
+    irq_mode_ = mode;
+    Account();
+    return h;
+  }
+  Task* t = curr_;
+  if (t == nullptr) __builtin_trap();
+  t->cont_ = h;
+  t->wait_ = Task::Wait::kSignal;
+  t->mode_ = mode;
+  t->deferred_ = false;
+  Account();
+  if (need_resched_) MaybeReschedule();
+  return t->spin_wake_.handle();
+}
+
+void Cpu::BeginSpinWait(CpuTime mode) {
+  if (in_irq_) {
+    irq_mode_ = mode;
   } else {
-    q.head = &w;
+    if (curr_ == nullptr) __builtin_trap();
+    curr_->mode_ = mode;
   }
-  q.tail = &w;
+  Account();
 }
 
-Cpu::Work* Cpu::Dequeue(ExecLevel level) {
-  const int l = static_cast<int>(level);
-  Queue& q = queues_[l];
-  Work* w = q.head;
-  q.head = w->next;
-  if (q.head == nullptr) q.tail = nullptr;
-  if (cont_after_[l] == w) cont_after_[l] = nullptr;
-  w->next = nullptr;
-  return w;
-}
-
-void Cpu::Start(Work& w) {
-  current_ = &w;
-  SetState(CpuState::kRunning);
-  SetContext(w.level == ExecLevel::kIrq ? ExecContext::kIrq : ExecContext::kTask);
-  sim_->ScheduleAt(sim_->Now() + w.cost, dispatcher_.handle());
-}
-
-void Cpu::StartNext() {
-  if (queues_[static_cast<int>(ExecLevel::kIrq)].head != nullptr && irq_off_depth_ == 0) {
-    Start(*Dequeue(ExecLevel::kIrq));
-  } else if (queues_[static_cast<int>(ExecLevel::kTask)].head != nullptr && !spinning_) {
-    Start(*Dequeue(ExecLevel::kTask));
-  } else if (spinning_) {
-    SetState(CpuState::kRunning);
-    SetContext(ExecContext::kPoll);
+void Cpu::ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
+  if (was_irq) {
+    if (at == sim_->Now()) {
+      sim_->Wake(h);
+    } else {
+      sim_->ScheduleAt(at, h);
+    }
+    return;
+  }
+  Task* t = curr_;
+  if (t == nullptr) __builtin_trap();
+  t->cont_ = h;
+  t->wait_ = Task::Wait::kAt;
+  t->deferred_ = false;
+  t->due_ = at;
+  if (at == sim_->Now()) {
+    sim_->Wake(task_timer_.handle());
   } else {
-    SetState(CpuState::kIdle);
-    SetContext(ExecContext::kNone);
+    sim_->ScheduleAt(at, task_timer_.handle());
   }
 }
 
-void Cpu::ChunkEnded() {
-  Work* w = current_;
-  current_ = nullptr;
-  // `w` may not outlive the resumption (it can live in the frame resumed).
-  const std::coroutine_handle<> then = w->then;
-  if (then) {
-    in_cont_ = true;
-    cont_level_ = w->level;
-    cont_after_[0] = cont_after_[1] = nullptr;
-    then.resume();
-    in_cont_ = false;
-    cont_after_[0] = cont_after_[1] = nullptr;
+void Cpu::EndSpinWait(bool was_irq) {
+  if (was_irq) {
+    irq_mode_ = CpuTime::kIrq;
+  } else if (curr_ != nullptr) {
+    curr_->mode_ = CpuTime::kSystem;
   }
-  if (current_ == nullptr) StartNext();
+  Account();
 }
 
-void Cpu::BeginSpin() {
-  // Two flows spinning on one CPU would mean two tasks running on it at once.
-  if (spinning_) __builtin_trap();
-  spinning_ = true;
-  if (current_ == nullptr) {
-    SetState(CpuState::kRunning);
-    SetContext(ExecContext::kPoll);
+void Cpu::YieldTo(std::coroutine_handle<> h) {
+  Task* t = curr_;
+  if (t == nullptr) __builtin_trap();
+  t->cont_ = h;
+  t->wait_ = Task::Wait::kAt;
+  t->deferred_ = false;
+  t->due_ = sim_->Now();
+  // After the interrupt kick (a wakeup, which runs first).
+  sim_->ScheduleAt(t->due_, task_timer_.handle());
+}
+
+void Cpu::OnTaskEvent() {
+  Task* t = curr_;
+  if (t == nullptr || switching_) return;
+  if (t->wait_ != Task::Wait::kWork && t->wait_ != Task::Wait::kAt) return;
+  if (t->frozen_ || t->due_ != sim_->Now()) return;  // a stale event
+  if (in_irq_) {
+    t->deferred_ = true;  // a hand-off while a handler runs: after it
+    return;
+  }
+  if (t->wait_ == Task::Wait::kAt && t->mode_ != CpuTime::kUser) t->mode_ = CpuTime::kSystem;
+  t->wait_ = Task::Wait::kNone;
+  std::coroutine_handle<> h = std::exchange(t->cont_, {});
+  h.resume();
+}
+
+void Task::OnSpinWake() {
+  Cpu* c = cpu_;
+  if (wait_ != Wait::kSignal) return;
+  if (c->curr_ != this || c->in_irq_ || c->switching_) {
+    deferred_ = true;  // resumed when the handler returns or the task is back
+    return;
+  }
+  wait_ = Wait::kNone;
+  mode_ = CpuTime::kSystem;
+  c->Account();
+  std::exchange(cont_, {}).resume();
+}
+
+void Cpu::FreezeCurrent() {
+  Task* t = curr_;
+  if (t == nullptr) return;
+  if (t->wait_ == Task::Wait::kWork && !t->frozen_) {
+    t->left_ = t->due_ - sim_->Now();
+    t->frozen_ = true;
   }
 }
 
-void Cpu::EndSpin() {
-  spinning_ = false;
-  if (current_ == nullptr) StartNext();
+void Cpu::ThawCurrent() {
+  Task* t = curr_;
+  if (t == nullptr) return;
+  const sim::Time now = sim_->Now();
+  switch (t->wait_) {
+    case Task::Wait::kNone:
+      return;
+    case Task::Wait::kWork:
+      if (!t->frozen_) return;
+      t->frozen_ = false;
+      t->due_ = now + t->left_;
+      sim_->ScheduleAt(t->due_, task_timer_.handle());
+      return;
+    case Task::Wait::kAt:
+      if (!t->deferred_ && t->due_ > now) return;  // its event is still to come
+      t->deferred_ = false;
+      t->due_ = now;
+      sim_->ScheduleAt(now, task_timer_.handle());
+      return;
+    case Task::Wait::kSignal:
+      if (!t->deferred_) return;
+      t->deferred_ = false;
+      sim_->ScheduleAt(now, t->spin_wake_.handle());
+      return;
+    case Task::Wait::kSwitch:
+      t->wait_ = Task::Wait::kAt;
+      t->due_ = now;
+      sim_->ScheduleAt(now, task_timer_.handle());
+      return;
+  }
 }
 
-void Cpu::TraceStateEnd() {
+// ---- VM exits ----
+
+void Cpu::BeginExit() {
+  ++exit_depth_;
+  Account();
+}
+
+void Cpu::EndExit() {
+  --exit_depth_;
+  Account();
+  if (CanTakeIrq()) KickIrq();
+}
+
+// ---- Interrupts ----
+
+void Cpu::RaiseIrq(sim::Task handler) {
+  pending_.push_back(std::move(handler));
+  if (CanTakeIrq()) KickIrq();
+}
+
+void Cpu::KickIrq() {
+  if (irq_kick_pending_) return;
+  irq_kick_pending_ = true;
+  sim_->Wake(irq_kick_.handle());
+}
+
+void Cpu::OnIrqKick() {
+  irq_kick_pending_ = false;
+  if (!CanTakeIrq()) return;
+  sim::Task handler = std::move(pending_.front());
+  pending_.pop_front();
+  in_irq_ = true;
+  irq_mode_ = CpuTime::kIrq;
+  LocalIrqSave();  // hardirq handlers run with interrupts off
+  ++irqs_taken_;
+  FreezeCurrent();
+  Account();
+  sim_->Spawn(IrqEntry(std::move(handler)));
+}
+
+sim::Task Cpu::IrqEntry(sim::Task handler) {
+  co_await handler;
+  IrqExit();
+}
+
+void Cpu::IrqExit() {
+  in_irq_ = false;
+  if (--irq_off_depth_ == 0) irq_off_.Set(0, sim_->Now());
+  Account();
+  if (CanTakeIrq()) {
+    // The next pending interrupt is taken before the task goes on.
+    KickIrq();
+  }
+  ThawCurrent();
+  if (need_resched_) MaybeReschedule();
+}
+
+// ---- Scheduling ----
+
+void Cpu::SetNeedResched() {
+  need_resched_ = true;
+  MaybeReschedule();
+}
+
+void Cpu::MaybeReschedule() {
+  if (!need_resched_ || switching_ || in_irq_ || sched_ == nullptr) return;
+  if (curr_ != nullptr && (!preemptible() || curr_->wait_ == Task::Wait::kNone)) {
+    // Not now: at preempt_enable, irq restore or irq exit, or once the
+    // task's running code reaches its next wait on this CPU.
+    return;
+  }
+  need_resched_ = false;
+  if (curr_ == nullptr) {
+    sched_->PickOnIdle(*this);
+  } else {
+    sched_->Switch(*this, /*preempt=*/true);
+  }
+}
+
+void Cpu::OnReschedKick() { SetNeedResched(); }
+
+void Cpu::SwitchTo(Task* next, bool free) {
+  switching_ = true;
+  switch_from_ = curr_;
+  switch_to_ = next;
+  curr_ = nullptr;
+  slice_end_ = sim::Time::Max();
+  Account();
+  if (free) {
+    sim_->Wake(switch_done_.handle());
+  } else {
+    sim_->ScheduleAt(sim_->Now() + sched_costs_.context_switch, switch_done_.handle());
+  }
+}
+
+void Cpu::OnSwitchDone() {
+  switching_ = false;
+  ++switches_;
+  Task* prev = std::exchange(switch_from_, nullptr);
+  Task* next = std::exchange(switch_to_, nullptr);
+  curr_ = next;
+  if (next != nullptr) {
+    next->on_cpu_ = true;
+    next->exec_start_ = sim_->Now();
+    next->run_delay_ += sim_->Now() - next->enqueued_at_;
+    const sim::Time slice = sched_->SliceOf(*this, *next);
+    if (slice != sim::Time::Max()) {
+      slice_end_ = sim_->Now() + slice;
+      sim_->ScheduleAt(slice_end_, slice_timer_.handle());
+    }
+  }
+  Account();
+  sched_->FinishSwitch(*this, prev);
+  if (curr_ == next) ThawCurrent();
+  if (CanTakeIrq()) KickIrq();
+  if (curr_ == nullptr && !switching_) sched_->PickOnIdle(*this);
+}
+
+void Cpu::OnSliceEnd() {
+  if (curr_ == nullptr || switching_ || sim_->Now() != slice_end_) return;
+  slice_end_ = sim::Time::Max();
+  sched_->SliceEnded(*this, *curr_);
+}
+
+// ---- Trace ----
+
+void Cpu::NameTraceTrack(sim::TraceWriter& t) {
+  traced_since_ = sim_->Now();
+  traced_mode_ = static_cast<int>(Mode());
+  t.SetThreadName(kTracePid, id_, name_);
+  t.SetThreadSortIndex(kTracePid, id_, id_);
+}
+
+void Cpu::TraceMode() {
+  const int mode = static_cast<int>(Mode());
+  if (mode == traced_mode_) return;
   sim::TraceWriter* t = sim_->trace();
   const sim::Time now = sim_->Now();
-  if (state_ != CpuState::kIdle && now > state_since_) {
-    t->Complete(kTracePid, id_, CpuStateName(state_), state_since_, now - state_since_, "cpu");
+  if (traced_mode_ > 0 && now > traced_since_) {
+    t->Complete(kTracePid, id_, CpuTimeName(static_cast<CpuTime>(traced_mode_)), traced_since_, now - traced_since_,
+                "cpu");
   }
-  state_since_ = now;
+  traced_mode_ = mode;
+  traced_since_ = now;
 }
 
 }  // namespace models

@@ -1,40 +1,58 @@
-// A CPU executing costed work.
+// A CPU as the kernel sees it: the task running on it, interrupts and
+// preemption as counters in its state, and the time it spends in each mode.
 //
-// A Cpu is a place where simulated threads execute. It keeps the time it
-// spends in each state (running, spinning, idle, and the states later models
-// add), whether local interrupts are disabled (spin_lock_irqsave), and how
-// long they have been disabled.
+// One way to charge time. Code running on a CPU -- a task's kernel path, or
+// a hard interrupt handler -- calls `co_await cpu.Run(cost)` (or RunUser)
+// inside its own coroutine. The CPU knows which context the caller is in:
+// while a handler runs (`in_irq()`), it is the handler's; otherwise it is the
+// current task's. There is no other way to spend time on a CPU.
 //
-// Two ways to charge work:
+// Interrupts. `RaiseIrq(handler)` makes a hard interrupt pending. It is taken
+// as soon as interrupts are enabled on the CPU (irq-off depth zero), the
+// CPU is not inside a VM exit and no handler runs: then the task's work in
+// progress is frozen (what is left of its Run is kept), the handler runs
+// with interrupts off (as hardirq handlers do) and, when it returns, the
+// task's work continues where it stopped. Handlers do not nest; pending ones
+// run one after the other, in the order they were raised.
 //
-// - `co_await cpu.Run(cost)`: the caller owns the CPU (one thread per CPU,
-//   as the lock benchmark has it). One event; nothing else is serialized.
-// - `co_await cpu.Exec(cost)` / `cpu.ExecIrq(cost)`: the CPU is shared by
-//   task-context flows (a thread's syscall path) and interrupt handlers, and
-//   their work runs one chunk at a time. A chunk, once started, runs to its
-//   end: preemption happens at chunk boundaries only. At a boundary, pending
-//   interrupt work runs first (unless interrupts are disabled on the CPU),
-//   then task work in arrival order. The flow whose chunk just ended keeps
-//   its place: what it asks of the CPU straight away (in the same instant,
-//   before it waits on anything else) goes ahead of what other flows queued,
-//   as a running kernel path is not switched out for a waiting one. The
-//   Exec engine keeps the state (running while a chunk runs or a poller
-//   spins, idle otherwise) and the time per context (task, irq, poll).
+// `LocalIrqSave/Restore` (local_irq_save / local_irq_restore) and
+// `PreemptDisable/Enable` are counters. They do not suspend: a
+// spin_lock_irqsave is `cpu.LocalIrqSave(); co_await lock.Lock(cpu);` inside
+// the caller's own function, and the caller's code goes on in the same
+// coroutine. An interrupt that becomes deliverable (restore to zero, end of
+// an exit) is taken at once, before the task's next step on this CPU.
 //
-// Do not mix Run and Exec on one CPU: Run does not take part in the
-// serialization.
+// Task-context resumptions go through the CPU. A task waiting on this CPU --
+// for its work to end, for a spinlock it spins on, for a polled condition --
+// is resumed by the CPU (`ResumeTask`), which holds the resumption back while
+// a handler runs, so that task code never runs inside an interrupt.
+//
+// VM exits (vCPUs). `BeginExit/EndExit` bracket the time a vCPU spends out of
+// the guest: to the guest an exit is one long instruction, so no interrupt is
+// taken during it and whatever the guest holds stays held.
+//
+// Accounting. The time of the CPU is split as the kernel accounts it: user,
+// system, irq, softirq, idle, and, for a vCPU, exit (the guest's share is
+// everything but idle and exit). Spinning on a lock and busy polling are
+// system (or irq) time to the kernel; they are kept apart here so that a
+// report can show them.
+//
+// Scheduling. Which task runs is the scheduler's decision (sched.h); the CPU
+// only holds the current task and runs the context switch the scheduler asks
+// for.
 #ifndef VIOSIM_MODELS_CPU_CPU_H_
 #define VIOSIM_MODELS_CPU_CPU_H_
 
-#include <array>
 #include <coroutine>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 
 #include "models/cpu/callback.h"
 #include "sim/simulator.h"
 #include "sim/stats.h"
+#include "sim/task.h"
 #include "sim/time.h"
 
 namespace sim {
@@ -43,40 +61,58 @@ class TraceWriter;
 
 namespace models {
 
-enum class CpuState : uint8_t {
-  kIdle = 0,   // nothing to run
-  kRunning,    // executing a thread's work (or the guest's, in a vCPU)
-  kSpinning,   // burning cycles waiting for a spinlock
-  kExit,       // a vCPU outside the guest, handling a VM exit
+class Task;
+class Scheduler;
+
+// How the time of a CPU is accounted (kernel/sched/cputime.c), plus the
+// two views kept apart: spinning on a lock and busy polling.
+enum class CpuTime : uint8_t {
+  kIdle = 0,
+  kUser,     // a task in user mode
+  kSystem,   // a task in the kernel (including the context switch)
+  kIrq,      // hard interrupt handlers
+  kSoftirq,  // softirq / bottom halves
+  kExit,     // a vCPU outside the guest: a VM exit and its handler
+  kSpin,     // spinning for a spinlock (system or irq time to the kernel)
+  kPoll,     // a task busy-polling for a completion (system time)
   kCount,
 };
-inline constexpr int kCpuStates = static_cast<int>(CpuState::kCount);
-const char* CpuStateName(CpuState s);
+inline constexpr int kCpuTimes = static_cast<int>(CpuTime::kCount);
+const char* CpuTimeName(CpuTime t);
 
-// The context work submitted through Exec runs in.
-enum class ExecLevel : uint8_t {
-  kTask = 0,  // process context: a thread's own work, syscalls
-  kIrq,       // interrupt context: hardirq handlers and what they call
+// Where a CPU sits in the machine, for costs that depend on distance
+// (lock hand-off, wake-up) and for the fair scheduler's domains.
+struct CpuPlace {
+  int socket = 0;
+  int llc = 0;   // last-level cache domain, unique across sockets
+  int core = 0;  // physical core, unique across the machine (SMT siblings share it)
 };
 
-// What an Exec-driven CPU is doing, for the time split (TimeInContext).
-enum class ExecContext : uint8_t {
-  kNone = 0,  // nothing: idle
-  kTask,      // a task-context chunk
-  kIrq,       // an interrupt-context chunk
-  kPoll,      // a task spinning in a polling loop (SpinUntil)
-  kCount,
+// The distance between two CPUs.
+enum class CpuDistance : uint8_t {
+  kSame = 0,   // the same CPU
+  kCore,       // SMT siblings
+  kLlc,        // same last-level cache
+  kSocket,     // same socket, another LLC
+  kRemote,     // another socket
 };
-inline constexpr int kExecContexts = static_cast<int>(ExecContext::kCount);
-const char* ExecContextName(ExecContext c);
+CpuDistance DistanceOf(const CpuPlace& a, const CpuPlace& b);
+const char* CpuDistanceName(CpuDistance d);
 
-// Scheduler costs on this CPU. Charged by models::Thread (thread.h).
+// Scheduler costs charged on a CPU (kernel/sched/core.c).
 struct SchedCosts {
-  // One __schedule() switch on this CPU: from a task going to sleep to the
-  // next one (idle), or from idle to a woken task.
+  // One __schedule() switch on this CPU, from one task (or idle) to another.
   sim::Time context_switch;
-  // try_to_wake_up() of a sleeping task, charged to the waker's CPU.
+  // try_to_wake_up() of a sleeping task: the waker's share, charged on the
+  // waker's CPU in the waker's context (select_task_rq, enqueue,
+  // check_preempt, the IPI's send).
   sim::Time try_to_wake_up;
+  // try_to_wake_up() that finds the task already running or on a runqueue
+  // (the state check and ttwu_runnable): the fast path.
+  sim::Time try_to_wake_up_fast;
+  // From a remote wake-up to the idle target CPU starting its switch: the
+  // reschedule IPI and the way out of idle. Zero when not modeled.
+  sim::Time wakeup_latency;
 };
 
 class Cpu {
@@ -84,191 +120,213 @@ class Cpu {
   // Trace process id under which CPUs appear, one track per CPU id.
   static constexpr int kTracePid = 1;
 
-  Cpu(sim::Simulator& sim, int id, std::string name);
+  Cpu(sim::Simulator& sim, int id, std::string name, CpuPlace place = {});
   Cpu(const Cpu&) = delete;
   Cpu& operator=(const Cpu&) = delete;
 
   int id() const { return id_; }
   const std::string& name() const { return name_; }
+  const CpuPlace& place() const { return place_; }
   sim::Simulator& sim() const { return *sim_; }
-  CpuState state() const { return state_; }
 
-  void SetState(CpuState s) {
-    if (s == state_) return;
-    occupancy_.Set(static_cast<int>(s), sim_->Now());
-    if (sim_->trace() != nullptr) TraceStateEnd();
-    state_ = s;
+  void set_sched_costs(const SchedCosts& c) { sched_costs_ = c; }
+  const SchedCosts& sched_costs() const { return sched_costs_; }
+  // The scheduler this CPU's runqueue belongs to (null: no tasks).
+  Scheduler* scheduler() const { return sched_; }
+
+  // ---- The kernel's per-CPU state ----
+
+  // The task running (or being switched in); null when idle.
+  Task* current() const { return curr_; }
+  bool in_irq() const { return in_irq_; }
+  bool in_exit() const { return exit_depth_ > 0; }
+  bool idle() const { return curr_ == nullptr && !switching_ && !in_irq_; }
+
+  // local_irq_save() / local_irq_restore(); they nest.
+  void LocalIrqSave() {
+    if (irq_off_depth_++ == 0) irq_off_.Set(1, sim_->Now());
+  }
+  void LocalIrqRestore();
+  bool irqs_disabled() const { return irq_off_depth_ > 0; }
+  // preempt_disable() / preempt_enable(); they nest. preempt_enable() to
+  // zero with a reschedule pending preempts the task at once.
+  void PreemptDisable() { ++preempt_count_; }
+  void PreemptEnable();
+  int preempt_count() const { return preempt_count_; }
+  // Whether the current task may be preempted now (preempt count zero,
+  // interrupts on, not in an interrupt or exit).
+  bool preemptible() const {
+    return preempt_count_ == 0 && irq_off_depth_ == 0 && !in_irq_ && exit_depth_ == 0;
   }
 
-  // Executes `cost` of work on this CPU: the CPU is running for that long.
-  // `co_await cpu.Run(cost)`; one event.
-  sim::Simulator::DelayAwaiter Run(sim::Time cost) {
-    SetState(CpuState::kRunning);
-    return sim_->Delay(cost);
-  }
+  // ---- Charging time ----
 
-  // ---- Shared execution (see the file comment) ----
-
-  // A chunk of work queued on a CPU; intrusive, owned by whoever submits it
-  // (an awaiter in a coroutine frame, or a long-lived object for Post).
-  struct Work {
-    sim::Time cost;
-    // Resumed when the chunk ends, inline, as the continuation of the flow
-    // that ran it. May be null (work nobody waits for).
-    std::coroutine_handle<> then;
-    ExecLevel level = ExecLevel::kTask;
-    Work* next = nullptr;
-  };
-
-  class ExecAwaiter {
+  class WorkAwaiter {
    public:
-    ExecAwaiter(Cpu* cpu, sim::Time cost, ExecLevel level) : cpu_(cpu) {
-      w_.cost = cost;
-      w_.level = level;
-    }
-    bool await_ready() const noexcept { return false; }
-    // A zero-cost chunk that could start at once does not suspend.
-    bool await_suspend(std::coroutine_handle<> h) {
-      if (w_.cost == sim::Time::Zero() && cpu_->CanStart(w_)) return false;
-      w_.then = h;
-      cpu_->Submit(w_);
-      return true;
-    }
+    WorkAwaiter(Cpu* cpu, sim::Time cost, CpuTime mode) : cpu_(cpu), cost_(cost), mode_(mode) {}
+    // Zero work does not suspend.
+    bool await_ready() const noexcept { return cost_ == sim::Time::Zero(); }
+    void await_suspend(std::coroutine_handle<> h) { cpu_->BeginWork(h, cost_, mode_); }
     void await_resume() const noexcept {}
 
    private:
     Cpu* cpu_;
-    Work w_;
+    sim::Time cost_;
+    CpuTime mode_;
   };
+  // `co_await cpu.Run(cost)`: `cost` of kernel work in the caller's context
+  // (system time for a task, irq time in a handler). One event.
+  WorkAwaiter Run(sim::Time cost) { return WorkAwaiter(this, cost, CpuTime::kSystem); }
+  // The same in user mode (a task only).
+  WorkAwaiter RunUser(sim::Time cost) { return WorkAwaiter(this, cost, CpuTime::kUser); }
 
-  // `co_await cpu.Exec(cost)`: runs `cost` of task-context work on this CPU
-  // once the CPU is free for it; resumes when it is done. One event.
-  ExecAwaiter Exec(sim::Time cost) { return ExecAwaiter(this, cost, ExecLevel::kTask); }
-  // The same in interrupt context: goes ahead of queued task work.
-  ExecAwaiter ExecIrq(sim::Time cost) { return ExecAwaiter(this, cost, ExecLevel::kIrq); }
-  // Queues `w` (its cost, level and optional continuation) as the Exec
-  // awaiters do. `w` must stay alive, unchanged, until it has run.
-  void Post(Work& w) { Submit(w); }
-
-  // The level of the flow running now, as far as this CPU knows: the level
-  // of the chunk whose continuation is running, else task. Work a flow posts
-  // on behalf of itself (a wakeup from an interrupt handler) uses it.
-  ExecLevel context() const { return in_cont_ ? cont_level_ : ExecLevel::kTask; }
-
-  // Wraps an awaitable: while the caller waits on `inner`, it spins on this
-  // CPU (busy, state running, context poll), as a polling loop does.
-  // Interrupt work preempts the spin at once (a polling loop's iterations
-  // are its chunk boundaries); task work from other flows waits for the
-  // spin to end. REQUIRES: no other flow spins on this CPU.
+  // Busy-waits in the caller's context until `inner` (any awaitable whose
+  // await_suspend takes a coroutine handle) resumes, accounted as `mode`
+  // (kPoll for a polling loop, kSpin for a lock). Interrupts are taken
+  // during the wait when enabled; a task's wait that ends while a handler
+  // runs ends when the handler returns.
   template <class Inner>
   class SpinAwaiter {
    public:
-    SpinAwaiter(Cpu* cpu, Inner inner) : cpu_(cpu), inner_(std::move(inner)) {}
+    SpinAwaiter(Cpu* cpu, Inner inner, CpuTime mode) : cpu_(cpu), inner_(std::move(inner)), mode_(mode) {}
     bool await_ready() { return inner_.await_ready(); }
-    template <class H>
-    decltype(auto) await_suspend(H h) {
-      cpu_->BeginSpin();
-      spun_ = true;
-      return inner_.await_suspend(h);
+    void await_suspend(std::coroutine_handle<> h) {
+      std::coroutine_handle<> through = cpu_->BeginSpin(h, mode_);
+      inner_.await_suspend(through);
     }
-    decltype(auto) await_resume() {
-      if (spun_) cpu_->EndSpin();
-      return inner_.await_resume();
-    }
+    decltype(auto) await_resume() { return inner_.await_resume(); }
 
    private:
     Cpu* cpu_;
     Inner inner_;
-    bool spun_ = false;
+    CpuTime mode_;
   };
   template <class Inner>
-  SpinAwaiter<Inner> SpinUntil(Inner inner) {
-    return SpinAwaiter<Inner>(this, std::move(inner));
+  SpinAwaiter<Inner> SpinUntil(Inner inner, CpuTime mode = CpuTime::kPoll) {
+    return SpinAwaiter<Inner>(this, std::move(inner), mode);
   }
 
-  bool busy() const { return current_ != nullptr || spinning_; }
-  bool spinning() const { return spinning_; }
+  // For waits that others end (a spinlock's hand-off): the caller's context
+  // starts spinning now; `ResumeAt(h, at, was_irq)` ends the wait at `at`,
+  // through the CPU (a task's wait ends only once no handler runs).
+  // `was_irq` is what in_irq() was when the wait began.
+  void BeginSpinWait(CpuTime mode = CpuTime::kSpin);
+  void ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq);
+  // Back from such a wait: the context runs (system or irq time) again.
+  void EndSpinWait(bool was_irq);
 
-  void set_sched_costs(const SchedCosts& c) { sched_costs_ = c; }
-  const SchedCosts& sched_costs() const { return sched_costs_; }
-
-  // local_irq_save()/local_irq_restore(); nests.
-  void LocalIrqSave();
-  void LocalIrqRestore();
-  bool irqs_disabled() const { return irq_off_depth_ > 0; }
-  // Resumes when interrupts are enabled on this CPU (immediately if they
-  // are): an interrupt handler waits here before it runs.
-  struct IrqsEnabledAwaiter {
+  // `co_await cpu.TakePending()`: a point where an interrupt that became
+  // deliverable is taken before the caller goes on (the instruction after
+  // a VM exit). No event when none is pending.
+  struct TakePendingAwaiter {
     Cpu* cpu;
-    sim::Signal::Awaiter inner;
-    bool await_ready() const noexcept { return cpu->irq_off_depth_ == 0; }
-    void await_suspend(std::coroutine_handle<> h) { inner.await_suspend(h); }
+    bool await_ready() const noexcept { return !cpu->CanTakeIrq() || cpu->in_irq_; }
+    void await_suspend(std::coroutine_handle<> h) { cpu->YieldTo(h); }
     void await_resume() const noexcept {}
   };
-  IrqsEnabledAwaiter IrqsEnabled() { return {this, irqs_enabled_.Wait()}; }
+  TakePendingAwaiter TakePending() { return {this}; }
 
-  // Statistics since the last ResetStats().
-  sim::Time TimeIn(CpuState s) const {
-    return occupancy_.TimeIn(static_cast<int>(s), sim_->Now());
-  }
-  double Share(CpuState s) const {
-    return occupancy_.Share(static_cast<int>(s), sim_->Now());
-  }
+  // ---- VM exits ----
+  void BeginExit();
+  void EndExit();
+
+  // ---- Interrupts ----
+  // Makes `handler` a pending hard interrupt on this CPU (see the file
+  // comment). The CPU owns it from here on.
+  void RaiseIrq(sim::Task handler);
+  int pending_irqs() const { return static_cast<int>(pending_.size()); }
+  uint64_t irqs_taken() const { return irqs_taken_; }
+
+  // ---- Statistics since the last ResetStats() ----
+  sim::Time TimeIn(CpuTime t) const { return acct_.TimeIn(static_cast<int>(t), sim_->Now()); }
+  double Share(CpuTime t) const { return acct_.Share(static_cast<int>(t), sim_->Now()); }
   sim::Time IrqOffTime() const { return irq_off_.TimeIn(1, sim_->Now()); }
-  // Time not idle, and its share of the time since the last reset.
+  // Time not idle, and its share.
   sim::Time BusyTime() const;
-  double BusyShare() const { return 1.0 - Share(CpuState::kIdle); }
-  // Time in each Exec context (zero for a CPU driven by Run only).
-  sim::Time TimeInContext(ExecContext c) const {
-    return exec_.TimeIn(static_cast<int>(c), sim_->Now());
-  }
+  double BusyShare() const { return 1.0 - Share(CpuTime::kIdle); }
+  sim::Time window() const { return sim_->Now() - acct_.interval_start(); }
+  // Context switches this CPU has run.
+  uint64_t switches() const { return switches_; }
   void ResetStats();
 
   // Names this CPU's track in a trace that starts now.
   void NameTraceTrack(sim::TraceWriter& t);
 
  private:
-  // Closes the trace slice of the state being left.
-  void TraceStateEnd();
+  friend class Scheduler;
+  friend class Task;
 
-  // The Exec engine.
-  struct Queue {
-    Work* head = nullptr;
-    Work* tail = nullptr;
-  };
-  bool CanStart(const Work& w) const;
-  void Submit(Work& w);
-  void Enqueue(Work& w);
-  Work* Dequeue(ExecLevel level);
-  void Start(Work& w);
-  void StartNext();
-  void ChunkEnded();  // the dispatcher's callback
-  void BeginSpin();
-  void EndSpin();
-  void SetContext(ExecContext c) { exec_.Set(static_cast<int>(c), sim_->Now()); }
+  // The waits a task can have on its CPU (Task::wait_).
+  void BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode);
+  std::coroutine_handle<> BeginSpin(std::coroutine_handle<> h, CpuTime mode);
+  void YieldTo(std::coroutine_handle<> h);  // a task waits until nothing is pending
+  void OnTaskEvent();   // task_timer_: a task wait is due
+  void OnSpinWake();    // spin_wake_: a task's SpinUntil condition fired
+  void OnIrqKick();     // irq_kick_: try to take a pending interrupt
+  void OnSwitchDone();  // switch_done_: the context switch has ended
+  void OnSliceEnd();    // slice_timer_: the current task's slice is over
+  void OnReschedKick(); // resched_kick_: need_resched, looked at from an event of its own
+  // Arms the task timer for the current task's wait.
+  void ArmTask();
+  // Freezes / thaws the current task's wait around a handler or a switch.
+  void FreezeCurrent();
+  void ThawCurrent();
+  bool CanTakeIrq() const {
+    return !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_ && !pending_.empty();
+  }
+  void KickIrq();
+  sim::Task IrqEntry(sim::Task handler);
+  void IrqExit();
+
+  // Scheduler hooks (sched.h).
+  // Starts a context switch to `next` (null: idle), costing the switch
+  // unless `free`. REQUIRES: !switching_.
+  void SwitchTo(Task* next, bool free);
+  // Asks the CPU to reschedule when it can (need_resched).
+  void SetNeedResched();
+  void MaybeReschedule();
+
+  // The time the CPU is in now.
+  CpuTime Mode() const;
+  void Account() {
+    acct_.Set(static_cast<int>(Mode()), sim_->Now());
+    if (sim_->trace() != nullptr) TraceMode();
+  }
+  void TraceMode();
 
   sim::Simulator* sim_;
   int id_;
   std::string name_;
-  CpuState state_ = CpuState::kIdle;
-  sim::Time state_since_;  // start of the current trace slice (tracing on)
-  sim::StateOccupancy occupancy_;
-  int irq_off_depth_ = 0;
-  sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled
-  sim::Signal irqs_enabled_;
-
+  CpuPlace place_;
   SchedCosts sched_costs_;
-  Work* current_ = nullptr;  // the chunk running now
-  bool spinning_ = false;    // a task spins here (SpinUntil)
-  Queue queues_[2];          // pending work by ExecLevel
-  // While the flow of a chunk that just ended runs inline (its
-  // continuation): its level, and per level the last item it queued at the
-  // front (null: none yet), so that its requests keep their order.
-  bool in_cont_ = false;
-  ExecLevel cont_level_ = ExecLevel::kTask;
-  Work* cont_after_[2] = {nullptr, nullptr};
-  sim::StateOccupancy exec_;  // ExecContext
-  Callback dispatcher_;       // resumed when current_ ends
+  Scheduler* sched_ = nullptr;
+  Task* curr_ = nullptr;
+  bool in_irq_ = false;
+  CpuTime irq_mode_ = CpuTime::kIrq;  // what the running handler does (irq, spin, exit)
+  bool switching_ = false;
+  Task* switch_to_ = nullptr;
+  bool need_resched_ = false;
+  int irq_off_depth_ = 0;
+  int preempt_count_ = 0;
+  int exit_depth_ = 0;
+  bool irq_kick_pending_ = false;
+  std::deque<sim::Task> pending_;
+  uint64_t irqs_taken_ = 0;
+  uint64_t switches_ = 0;
+
+  Callback task_timer_;
+  Callback spin_wake_;
+  Callback irq_kick_;
+  Callback switch_done_;
+  Callback slice_timer_;
+  Callback resched_kick_;
+  sim::Time slice_end_ = sim::Time::Max();
+  Task* switch_from_ = nullptr;
+
+  sim::StateOccupancy acct_;
+  sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled
+  int traced_mode_ = -1;
+  sim::Time traced_since_;
 };
 
 }  // namespace models

@@ -1,4 +1,4 @@
-// The lock-contention benchmark: N threads on N CPUs, each looping
+// The lock-contention benchmark: N tasks pinned one per CPU, each looping
 //
 //   think();              // work outside the lock, Think distribution
 //   spin_lock(&lock);
@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
 #include "models/sync/spinlock.h"
 #include "sim/distribution.h"
 #include "sim/rng.h"
@@ -53,6 +55,8 @@ class LockBench {
   sim::Simulator* sim_;
   LockBenchParams params_;
   std::vector<std::unique_ptr<Cpu>> cpus_;
+  PinnedFifoScheduler sched_;
+  std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<sim::Rng> rngs_;
   Spinlock lock_;
 };

@@ -2,7 +2,7 @@
 // kernels (arch/x86/include/asm/spinlock.h, Linux 3.15): a waiter takes a
 // ticket and spins until the owner field reaches it, so the lock is handed to
 // waiters strictly in arrival order. A spinning waiter burns its CPU (state
-// kSpinning), with interrupts off if it came through spin_lock_irqsave.
+// CpuTime::kSpin), with interrupts off if it came through spin_lock_irqsave.
 //
 // Hand-off: after spin_unlock the next waiter owns the lock only once the
 // lock's cache line has moved to its CPU; `handoff` models that delay (one
@@ -51,10 +51,20 @@ class Spinlock {
   class Awaiter {
    public:
     Awaiter(Spinlock* l, Cpu* c) : lock_(l), cpu_(c) {}
-    bool await_ready() { return lock_->TryAcquireUncontended(*cpu_); }
-    void await_suspend(std::coroutine_handle<> h) { lock_->Enqueue(this, h); }
+    // preempt_disable(), then the uncontended fast path: no event.
+    bool await_ready() {
+      cpu_->PreemptDisable();
+      return lock_->TryAcquireUncontended(*cpu_);
+    }
+    void await_suspend(std::coroutine_handle<> h) {
+      was_irq_ = cpu_->in_irq();
+      cpu_->BeginSpinWait(CpuTime::kSpin);
+      lock_->Enqueue(this, h);
+    }
     // The CPU leaves the spin loop and runs the critical section.
-    void await_resume() const noexcept { cpu_->SetState(CpuState::kRunning); }
+    void await_resume() const noexcept {
+      if (h_) cpu_->EndSpinWait(was_irq_);
+    }
 
    private:
     friend class Spinlock;
@@ -63,21 +73,27 @@ class Spinlock {
     std::coroutine_handle<> h_;
     Awaiter* next_ = nullptr;
     sim::Time since_;
+    bool was_irq_ = false;
   };
 
-  // spin_lock(): `co_await lock.Lock(cpu)`. No event when the lock is free.
+  // spin_lock(): `co_await lock.Lock(cpu)` in the caller's own coroutine,
+  // with `cpu` the CPU the caller runs on. No event when the lock is free.
   Awaiter Lock(Cpu& cpu) { return Awaiter(this, &cpu); }
   // spin_lock_irqsave(): disables interrupts on `cpu`, then spins for the lock.
   Awaiter LockIrqSave(Cpu& cpu) {
     cpu.LocalIrqSave();
     return Lock(cpu);
   }
-  // spin_unlock(). REQUIRES: `cpu` holds the lock.
-  void Unlock(Cpu& cpu);
+  // spin_unlock(), then preempt_enable(). REQUIRES: `cpu` holds the lock.
+  void Unlock(Cpu& cpu) {
+    Release(cpu);
+    cpu.PreemptEnable();
+  }
   // spin_unlock_irqrestore().
   void UnlockIrqRestore(Cpu& cpu) {
-    Unlock(cpu);
+    Release(cpu);
     cpu.LocalIrqRestore();
+    cpu.PreemptEnable();
   }
 
   const LockStat& stat() const { return stat_; }
@@ -90,6 +106,7 @@ class Spinlock {
     return true;
   }
   void Enqueue(Awaiter* a, std::coroutine_handle<> h);
+  void Release(Cpu& cpu);
   void TraceHold(Cpu& cpu, sim::Time now) const;
   void Acquired(Cpu& cpu) {
     owner_ = &cpu;
@@ -116,7 +133,6 @@ class Spinlock {
 inline void Spinlock::Enqueue(Awaiter* a, std::coroutine_handle<> h) {
   a->h_ = h;
   a->since_ = sim_->Now();
-  a->cpu_->SetState(CpuState::kSpinning);
   ++stat_.contentions;
   if (last_cpu_ != nullptr && last_cpu_ != a->cpu_) ++stat_.con_bounces;
   ++waiters_;
@@ -128,7 +144,7 @@ inline void Spinlock::Enqueue(Awaiter* a, std::coroutine_handle<> h) {
   tail_ = a;
 }
 
-inline void Spinlock::Unlock(Cpu& cpu) {
+inline void Spinlock::Release(Cpu& cpu) {
   const sim::Time now = sim_->Now();
   stat_.hold.Record((now - acquired_at_).ps());
   if (sim_->trace() != nullptr) TraceHold(cpu, now);
@@ -145,13 +161,10 @@ inline void Spinlock::Unlock(Cpu& cpu) {
   Acquired(*next->cpu_);
   acquired_at_ = now + handoff_;
   stat_.wait.Record((acquired_at_ - next->since_).ps());
-  // The waiter leaves its spin loop when it resumes; until then its CPU
-  // stays in kSpinning.
-  if (handoff_ == sim::Time::Zero()) {
-    sim_->Wake(next->h_);
-  } else {
-    sim_->ScheduleAt(acquired_at_, next->h_);
-  }
+  // The waiter leaves its spin loop when it resumes, through its CPU (a
+  // task's spin ends only once an interrupt handler on its CPU has
+  // returned); until then it spins.
+  next->cpu_->ResumeAt(next->h_, acquired_at_, next->was_irq_);
 }
 
 }  // namespace models

@@ -1,0 +1,173 @@
+// The scheduler: the core of kernel/sched/core.c (schedule(),
+// try_to_wake_up(), wake_up_new_task(), preemption) over a set of CPUs, and
+// the policy interface a scheduling class implements (struct sched_class).
+//
+// Two policies exist: PinnedFifoScheduler (below: each CPU runs its queued
+// tasks in arrival order, a task runs until it sleeps, nobody migrates) and
+// FairScheduler (sched_fair.h: CFS-like). A scenario picks one by name.
+//
+// The kernel's cases, in TryToWakeUp(p):
+//   - p is TASK_RUNNING: nothing to do (the fast path's cost);
+//   - p is on a runqueue (woken between set_current_state() and schedule(),
+//     or preempted): its state becomes TASK_RUNNING (ttwu_runnable, the fast
+//     path's cost);
+//   - p is switching out (on_cpu): the wake-up completes once the switch
+//     has ended (it is put back on a runqueue then);
+//   - p is asleep: the waker pays try_to_wake_up on its own CPU, in its own
+//     context and under whatever it holds; then select_task_rq picks a CPU,
+//     p is enqueued there, and the target is told to reschedule: at once if
+//     it is the waker's CPU (taken when the waker's interrupt or
+//     preempt-off section ends), after wakeup_latency (the reschedule IPI)
+//     if it is another, idle CPU, or when the policy's wake-up preemption
+//     says the woken task should run before the current one.
+// The woken task runs after the target's context switch.
+#ifndef VIOSIM_MODELS_CPU_SCHED_H_
+#define VIOSIM_MODELS_CPU_SCHED_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/cpu/cpu.h"
+#include "models/cpu/task.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace models {
+
+class Scheduler {
+ public:
+  explicit Scheduler(sim::Simulator& sim) : sim_(&sim) {}
+  virtual ~Scheduler() = default;
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  virtual const char* name() const = 0;
+  sim::Simulator& sim() const { return *sim_; }
+
+  // Gives `cpu` a runqueue of this scheduler. Call for every CPU before
+  // starting tasks.
+  void AddCpu(Cpu& cpu);
+  const std::vector<Cpu*>& cpus() const { return cpus_; }
+
+  // wake_up_new_task(): `p` becomes runnable on a CPU of its affinity (its
+  // first allowed CPU for the pinned policy) and runs `body` when it is
+  // first switched in. The scheduler owns the coroutine. REQUIRES: `p`
+  // outlives the simulation and has not been started.
+  void Start(Task& p, sim::Task body);
+
+  // try_to_wake_up(p, TASK_NORMAL) by code running on `waker` (see the
+  // file comment). `co_await sched.TryToWakeUp(p, cpu)`. `*woken`, if
+  // given, says whether p's state changed.
+  sim::Task TryToWakeUp(Task& p, Cpu& waker, bool* woken = nullptr);
+
+  // Tasks runnable on `cpu`, the running one included (rq->nr_running).
+  virtual int NrRunning(const Cpu& cpu) const = 0;
+
+  // Counters over every CPU since the last ResetStats.
+  uint64_t wakeups() const { return wakeups_; }
+  uint64_t fast_wakeups() const { return fast_wakeups_; }
+  uint64_t preemptions() const { return preemptions_; }
+  void ResetStats() { wakeups_ = fast_wakeups_ = preemptions_ = 0; }
+
+ protected:
+  // ---- The policy (struct sched_class) ----
+  // select_task_rq(): the CPU a waking (or new) task goes to. `waker` is
+  // null for a new task.
+  virtual Cpu& SelectTaskRq(Task& p, Cpu* waker) = 0;
+  // enqueue_task() of a runnable task that is not running.
+  virtual void EnqueueTask(Cpu& rq, Task& p, bool wakeup) = 0;
+  // dequeue_task() of a queued (not running) task, for a migration.
+  virtual void DequeueTask(Cpu& rq, Task& p) = 0;
+  // pick_next_task(): removes and returns the task to run next on `rq`, or
+  // null. `prev` has been put back already if it is still runnable.
+  virtual Task* PickNextTask(Cpu& rq) = 0;
+  // put_prev_task(): the running `prev` leaves its CPU still runnable
+  // (preempted or yielding): queue it again.
+  virtual void PutPrevTask(Cpu& rq, Task& prev) = 0;
+  // check_preempt_curr(): whether `woken`, just enqueued on `rq`, should
+  // preempt `curr`.
+  virtual bool CheckPreemptCurr(Cpu& rq, Task& curr, Task& woken) = 0;
+  // Called when `p` starts running on `rq` (set_next_entity) and when it
+  // stops (put_prev/dequeue), with the runtime it just had.
+  virtual void StartRunning(Cpu& rq, Task& p) { (void)rq, (void)p; }
+  virtual void StopRunning(Cpu& rq, Task& p, sim::Time ran) { (void)rq, (void)p, (void)ran; }
+  // newidle_balance(): `rq` is about to go idle; the policy may move queued
+  // tasks to it (with Migrate).
+  virtual void IdleBalance(Cpu& rq) { (void)rq; }
+  // How long `p`, starting to run on `rq`, may run before the policy wants
+  // it preempted (its slice); sim::Time::Max() for never.
+  virtual sim::Time SliceOf(Cpu& rq, Task& p) {
+    (void)rq, (void)p;
+    return sim::Time::Max();
+  }
+
+  // ---- Helpers for policies ----
+  // Moves queued task `p` from `from` to `to` (a migration), and makes `to`
+  // reschedule if it is idle.
+  void Migrate(Task& p, Cpu& from, Cpu& to);
+  // Asks `cpu` to reschedule: at once when it is this CPU's event, after
+  // `delay` otherwise (an IPI).
+  void Resched(Cpu& cpu, sim::Time delay);
+
+ private:
+  friend class Cpu;
+  friend struct Task::ScheduleAwaiter;
+
+  sim::Task TaskMain(Task& p, sim::Task body);
+  // __schedule() on `cpu` for its current task `prev` (voluntary when it
+  // sleeps, involuntary when preempted).
+  void Switch(Cpu& cpu, bool preempt);
+  // finish_task_switch(): `prev` is off its CPU.
+  void FinishSwitch(Cpu& cpu, Task* prev);
+  // Makes a sleeping task runnable on a CPU (ttwu_do_activate).
+  void Activate(Task& p, Cpu* waker);
+  // A CPU with nothing running picks its next task.
+  void PickOnIdle(Cpu& cpu);
+  // The running task's slice has ended (scheduler_tick decided).
+  void SliceEnded(Cpu& cpu, Task& p);
+
+  sim::Simulator* sim_;
+  std::vector<Cpu*> cpus_;
+  uint64_t wakeups_ = 0;
+  uint64_t fast_wakeups_ = 0;
+  uint64_t preemptions_ = 0;
+};
+
+// Each CPU runs its tasks in the order they became runnable; a task runs
+// until it sleeps (no time slices, no preemption), and stays on the CPU it
+// was started on (its first allowed CPU). The model of the cases whose tasks
+// are pinned one per CPU.
+class PinnedFifoScheduler final : public Scheduler {
+ public:
+  explicit PinnedFifoScheduler(sim::Simulator& sim) : Scheduler(sim) {}
+  const char* name() const override { return "pinned"; }
+  int NrRunning(const Cpu& cpu) const override;
+
+ protected:
+  Cpu& SelectTaskRq(Task& p, Cpu* waker) override;
+  void EnqueueTask(Cpu& rq, Task& p, bool wakeup) override;
+  void DequeueTask(Cpu& rq, Task& p) override;
+  Task* PickNextTask(Cpu& rq) override;
+  void PutPrevTask(Cpu& rq, Task& prev) override { EnqueueTask(rq, prev, false); }
+  bool CheckPreemptCurr(Cpu&, Task&, Task&) override { return false; }
+
+ private:
+  struct Queue {
+    Task* head = nullptr;
+    Task* tail = nullptr;
+    int n = 0;
+  };
+  Queue& QueueOf(const Cpu& cpu);
+  const Queue& QueueOf(const Cpu& cpu) const;
+  std::vector<Queue> queues_;  // by CPU id
+};
+
+// The policies a scenario can name: "pinned" and "fair".
+std::vector<std::string> SchedulerNames();
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_CPU_SCHED_H_

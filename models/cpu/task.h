@@ -1,0 +1,128 @@
+// A task (struct task_struct): a coroutine with a state, a CPU and the CPUs
+// it may run on.
+//
+// A task's code charges time only through its CPU (`co_await
+// task.cpu()->Run(cost)`, cpu.h). It sleeps the kernel's way:
+//
+//   for (;;) {
+//     task.SetState(Task::State::kUninterruptible);   // set_current_state()
+//     if (condition) break;
+//     co_await task.Schedule();                        // schedule()
+//   }
+//   task.SetState(Task::State::kRunning);             // __set_current_state()
+//
+// and is woken with `co_await sched.TryToWakeUp(task, waker_cpu)` (sched.h).
+// After Schedule() returns the task may be on another CPU: read cpu() again.
+//
+// The fields under "scheduler" belong to the scheduler (sched.h) and its
+// policies; models use the public accessors only.
+#ifndef VIOSIM_MODELS_CPU_TASK_H_
+#define VIOSIM_MODELS_CPU_TASK_H_
+
+#include <coroutine>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/cpu/callback.h"
+#include "models/cpu/cpu.h"
+#include "sim/time.h"
+
+namespace models {
+
+class Scheduler;
+
+class Task {
+ public:
+  // TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE, and a task whose
+  // body has returned (TASK_DEAD).
+  enum class State : uint8_t { kRunning, kInterruptible, kUninterruptible, kDead };
+
+  // `allowed`: CPU ids the task may run on (its cpus_mask); empty means all.
+  Task(std::string name, std::vector<int> allowed = {});
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+
+  const std::string& name() const { return name_; }
+  // task_cpu(p): the CPU the task runs on, or last ran on, or is queued on.
+  Cpu* cpu() const { return cpu_; }
+  State state() const { return state_; }
+  // set_current_state() / __set_current_state().
+  void SetState(State s) { state_ = s; }
+  const std::vector<int>& allowed() const { return allowed_; }
+  bool AllowedOn(int cpu) const;
+  // On a runqueue or running (p->on_rq), and on a CPU (p->on_cpu).
+  bool on_rq() const { return on_rq_; }
+  bool on_cpu() const { return on_cpu_; }
+  bool running() const { return cpu_ != nullptr && cpu_->current() == this; }
+
+  // Costed work on the task's CPU: `co_await task.Run(cost)`.
+  Cpu::WorkAwaiter Run(sim::Time cost) { return cpu_->Run(cost); }
+  Cpu::WorkAwaiter RunUser(sim::Time cost) { return cpu_->RunUser(cost); }
+
+  // schedule() (kernel/sched/core.c): with the task in a sleeping state it
+  // leaves its CPU until woken; in TASK_RUNNING it yields only when a
+  // reschedule is pending. Resumes running (perhaps on another CPU).
+  struct ScheduleAwaiter {
+    Task* p;
+    bool await_ready() const noexcept;
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+  ScheduleAwaiter Schedule() { return ScheduleAwaiter{this}; }
+
+  // Counters since the last ResetStats (as /proc/PID/sched).
+  uint64_t nvcsw() const { return nvcsw_; }    // voluntary switches (slept)
+  uint64_t nivcsw() const { return nivcsw_; }  // involuntary (preempted)
+  uint64_t wakeups() const { return wakeups_; }
+  uint64_t migrations() const { return migrations_; }
+  sim::Time runtime() const { return runtime_; }  // time on a CPU (se.sum_exec_runtime)
+  sim::Time run_delay() const { return run_delay_; }  // time runnable but waiting (sched_info)
+  void ResetStats();
+
+  // ---- scheduler ----
+  // The saved context: what the task's coroutine waits for on its CPU.
+  enum class Wait : uint8_t {
+    kNone = 0,
+    kWork,    // Run(cost): due_ while running, left_ while frozen
+    kAt,      // resumes at due_ (a lock hand-off, a yield)
+    kSignal,  // SpinUntil: resumes when spin_wake_ fires
+    kSwitch,  // switched out in Schedule(); resumes when switched in
+  };
+  std::coroutine_handle<> cont_;
+  Wait wait_ = Wait::kNone;
+  bool frozen_ = false;    // kWork: left_ holds what remains
+  bool deferred_ = false;  // kAt/kSignal: due while a handler ran or switched out
+  sim::Time due_;
+  sim::Time left_;
+  CpuTime mode_ = CpuTime::kSystem;
+  Callback spin_wake_;  // SpinUntil's resumption, routed through the CPU
+
+  Scheduler* sched_ = nullptr;
+  Cpu* cpu_ = nullptr;
+  State state_ = State::kRunning;
+  bool on_rq_ = false;
+  bool on_cpu_ = false;
+  bool wake_pending_ = false;  // woken while switching out
+  bool started_ = false;
+  sim::Time exec_start_;      // when it last got a CPU
+  sim::Time enqueued_at_;     // when it last became runnable and waiting
+  // Policy data (CFS's sched_entity; the FIFO policy's list link).
+  sim::Time vruntime_;
+  sim::Time slice_start_;     // runtime at the start of its current slice
+  Task* rq_next_ = nullptr;
+  uint64_t rq_seq_ = 0;
+  int rq_index_ = -1;
+
+  uint64_t nvcsw_ = 0, nivcsw_ = 0, wakeups_ = 0, migrations_ = 0;
+  sim::Time runtime_, run_delay_;
+
+ private:
+  void OnSpinWake();
+  std::string name_;
+  std::vector<int> allowed_;
+};
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_CPU_TASK_H_

@@ -1,0 +1,244 @@
+// The CPU/task/scheduler core: one way to charge time, interrupts that
+// preempt task work, irqs-off and preempt-off as counters, schedule() and
+// try_to_wake_up() with the kernel's cases, under the pinned FIFO policy.
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
+#include "models/sync/spinlock.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace models {
+namespace {
+
+using sim::Time;
+using namespace sim::literals;  // NOLINT
+
+
+struct Machine {
+  explicit Machine(int n, SchedCosts costs = {}) : sched(sim) {
+    for (int i = 0; i < n; ++i) {
+      cpus.push_back(std::make_unique<Cpu>(sim, i, "cpu" + std::to_string(i)));
+      cpus.back()->set_sched_costs(costs);
+      sched.AddCpu(*cpus.back());
+    }
+  }
+  Cpu& cpu(int i) { return *cpus[static_cast<size_t>(i)]; }
+  sim::Simulator sim;
+  std::vector<std::unique_ptr<Cpu>> cpus;
+  PinnedFifoScheduler sched;
+};
+
+sim::Task Work(Task& t, Time cost, Time* done, sim::Simulator& sim) {
+  co_await t.Run(cost);
+  *done = sim.Now();
+}
+
+TEST(SchedTest, TaskWorkEndsAfterItsCost) {
+  Machine m(1);
+  Task t("t", {0});
+  Time done = Time::Max();
+  m.sched.Start(t, Work(t, 10_us, &done, m.sim));
+  m.sim.RunUntil(1_ms);
+  EXPECT_EQ(done, 10_us);
+  EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kSystem), 10_us);
+}
+
+sim::Task Handler(Cpu& cpu, Time cost, Time* done) {
+  co_await cpu.Run(cost);
+  *done = cpu.sim().Now();
+}
+
+sim::Task RaiseAt(Cpu& cpu, Time at, Time cost, Time* done) {
+  co_await cpu.sim().Delay(at - cpu.sim().Now());
+  cpu.RaiseIrq(Handler(cpu, cost, done));
+}
+
+TEST(SchedTest, InterruptPreemptsTaskWorkWhichResumesWhereItStopped) {
+  Machine m(1);
+  Task t("t", {0});
+  Time task_done = Time::Max(), irq_done = Time::Max();
+  m.sched.Start(t, Work(t, 10_us, &task_done, m.sim));
+  m.sim.Spawn(RaiseAt(m.cpu(0), 3_us, 2_us, &irq_done));
+  m.sim.RunUntil(1_ms);
+  EXPECT_EQ(irq_done, 5_us);
+  EXPECT_EQ(task_done, 12_us);
+  EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kIrq), 2_us);
+  EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kSystem), 10_us);
+}
+
+sim::Task IrqsOffWork(Task& t, Time off_for, Time* done, sim::Simulator& sim) {
+  Cpu& cpu = *t.cpu();
+  cpu.LocalIrqSave();
+  co_await cpu.Run(off_for);
+  cpu.LocalIrqRestore();
+  co_await cpu.Run(1_us);
+  *done = sim.Now();
+}
+
+TEST(SchedTest, InterruptWaitsWhileInterruptsAreOffAndIsTakenAtRestore) {
+  Machine m(1);
+  Task t("t", {0});
+  Time task_done = Time::Max(), irq_done = Time::Max();
+  m.sched.Start(t, IrqsOffWork(t, 10_us, &task_done, m.sim));
+  m.sim.Spawn(RaiseAt(m.cpu(0), 3_us, 2_us, &irq_done));
+  m.sim.RunUntil(1_ms);
+  EXPECT_EQ(irq_done, 12_us);   // taken at the restore (10us), runs 2us
+  EXPECT_EQ(task_done, 13_us);  // then the task's last 1us
+  EXPECT_EQ(m.cpu(0).IrqOffTime(), 12_us);  // 10us irqsave + 2us in the handler
+}
+
+TEST(SchedTest, InterruptOnAnIdleCpuRunsAtOnce) {
+  Machine m(1);
+  Time irq_done = Time::Max();
+  m.sim.Spawn(RaiseAt(m.cpu(0), 3_us, 2_us, &irq_done));
+  m.sim.RunUntil(1_ms);
+  EXPECT_EQ(irq_done, 5_us);
+  EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kIdle), 1_ms - 2_us);
+}
+
+sim::Task Sleeper(Task& t, bool* flag, Time* woke, sim::Simulator& sim) {
+  for (;;) {
+    t.SetState(Task::State::kUninterruptible);
+    if (*flag) break;
+    co_await t.Schedule();
+  }
+  t.SetState(Task::State::kRunning);
+  *woke = sim.Now();
+}
+
+sim::Task WakeFromIrq(Cpu& cpu, Scheduler& s, Task& t, bool* flag, Time* done) {
+  co_await cpu.Run(1_us);
+  *flag = true;
+  co_await s.TryToWakeUp(t, cpu);
+  *done = cpu.sim().Now();
+}
+
+sim::Task RaiseWake(Cpu& cpu, Time at, Scheduler& s, Task& t, bool* flag, Time* done) {
+  co_await cpu.sim().Delay(at - cpu.sim().Now());
+  cpu.RaiseIrq(WakeFromIrq(cpu, s, t, flag, done));
+}
+
+TEST(SchedTest, SleeperWokenFromAnInterruptRunsAfterTheHandlerAndAContextSwitch) {
+  SchedCosts costs;
+  costs.context_switch = 500_ns;
+  costs.try_to_wake_up = 300_ns;
+  Machine m(1, costs);
+  Task t("t", {0});
+  bool flag = false;
+  Time woke = Time::Max(), irq_done = Time::Max();
+  m.sched.Start(t, Sleeper(t, &flag, &woke, m.sim));
+  m.sim.Spawn(RaiseWake(m.cpu(0), 10_us, m.sched, t, &flag, &irq_done));
+  m.sim.RunUntil(1_ms);
+  // Start: switch in (0.5us), sleep: switch out (0.5us, done at 1us).
+  // At 10us: handler 1us + try_to_wake_up 0.3us, then the switch in.
+  EXPECT_EQ(irq_done, 11300_ns);
+  EXPECT_EQ(woke, 11800_ns);
+  EXPECT_EQ(t.nvcsw(), 1u);
+  EXPECT_EQ(t.wakeups(), 1u);
+  EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kIrq), 1300_ns);
+}
+
+sim::Task WakeRunning(Cpu& cpu, Scheduler& s, Task& t, Time* done) {
+  co_await s.TryToWakeUp(t, cpu);
+  *done = cpu.sim().Now();
+}
+
+sim::Task Spin(Task& t, Time cost) { co_await t.Run(cost); }
+
+TEST(SchedTest, WakingARunningTaskCostsOnlyTheFastPath) {
+  SchedCosts costs;
+  costs.try_to_wake_up = 300_ns;
+  costs.try_to_wake_up_fast = 20_ns;
+  Machine m(2, costs);
+  Task runner("runner", {1});
+  m.sched.Start(runner, Spin(runner, 1_ms));
+  Task waker("waker", {0});
+  Time done = Time::Max();
+  m.sched.Start(waker, WakeRunning(m.cpu(0), m.sched, runner, &done));
+  m.sim.RunUntil(2_ms);
+  EXPECT_EQ(done, 20_ns);
+  EXPECT_EQ(m.sched.wakeups(), 0u);
+  EXPECT_EQ(m.sched.fast_wakeups(), 1u);
+}
+
+// try_to_wake_up() inside or outside a spinlock: the hold is longer by
+// exactly the waker's share of the wake-up when the wake-up is inside.
+sim::Task LockAndWake(Cpu& cpu, Scheduler& s, Spinlock& lock, Task& t, bool* flag, bool inside) {
+  co_await lock.Lock(cpu);
+  co_await cpu.Run(2_us);
+  *flag = true;
+  if (inside) co_await s.TryToWakeUp(t, cpu);
+  lock.Unlock(cpu);
+  if (!inside) co_await s.TryToWakeUp(t, cpu);
+}
+
+sim::Task Body(Cpu& cpu, Scheduler& s, Spinlock& lock, Task& t, bool* flag, bool inside) {
+  co_await cpu.Run(5_us);  // the sleeper is asleep by then
+  co_await LockAndWake(cpu, s, lock, t, flag, inside);
+}
+
+Time HoldWithWake(bool inside) {
+  SchedCosts costs;
+  costs.context_switch = 1_us;
+  costs.try_to_wake_up = 777_ns;
+  Machine m(2, costs);
+  Spinlock lock(m.sim, "l", Time::Zero());
+  Task sleeper("sleeper", {1});
+  Task waker("waker", {0});
+  bool flag = false;
+  Time woke = Time::Max();
+  m.sched.Start(sleeper, Sleeper(sleeper, &flag, &woke, m.sim));
+  m.sched.Start(waker, Body(m.cpu(0), m.sched, lock, sleeper, &flag, inside));
+  m.sim.RunUntil(1_ms);
+  EXPECT_NE(woke, Time::Max());
+  return Time::Picos(static_cast<int64_t>(lock.stat().hold.sum()));
+}
+
+TEST(SchedTest, WakeUpInsideASpinlockLengthensTheHoldByExactlyTheWakersShare) {
+  EXPECT_EQ(HoldWithWake(false), 2_us);
+  EXPECT_EQ(HoldWithWake(true), 2_us + 777_ns);
+}
+
+TEST(SchedTest, PinnedFifoRunsQueuedTasksInArrivalOrderUntilTheySleep) {
+  SchedCosts costs;
+  costs.context_switch = 1_us;
+  Machine m(1, costs);
+  Task a("a", {0}), b("b", {0});
+  Time a_done = Time::Max(), b_done = Time::Max();
+  m.sched.Start(a, Work(a, 10_us, &a_done, m.sim));
+  m.sched.Start(b, Work(b, 10_us, &b_done, m.sim));
+  m.sim.RunUntil(1_ms);
+  EXPECT_EQ(a_done, 11_us);  // switch in 1us, work 10us
+  EXPECT_EQ(b_done, 22_us);  // a exits (switch 1us), b runs 10us
+  EXPECT_EQ(m.cpu(0).switches(), 3u);
+}
+
+sim::Task ExitWithPending(Cpu& cpu, Time* after) {
+  cpu.BeginExit();
+  co_await cpu.sim().Delay(5_us);
+  cpu.EndExit();
+  co_await cpu.TakePending();
+  co_await cpu.Run(1_us);
+  *after = cpu.sim().Now();
+}
+
+TEST(SchedTest, NoInterruptIsTakenInsideAVmExitAndOneIsTakenRightAfter) {
+  Machine m(1);
+  Task t("t", {0});
+  Time after = Time::Max(), irq_done = Time::Max();
+  m.sched.Start(t, ExitWithPending(m.cpu(0), &after));
+  m.sim.Spawn(RaiseAt(m.cpu(0), 2_us, 2_us, &irq_done));
+  m.sim.RunUntil(1_ms);
+  EXPECT_EQ(irq_done, 7_us);
+  EXPECT_EQ(after, 8_us);
+  EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kExit), 5_us);
+}
+
+}  // namespace
+}  // namespace models
