@@ -218,7 +218,7 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   auto acquisitions = [&lock] { return static_cast<double>(lock.stat().acquisitions); };
   auto spin_s = [&cpus] {
     double t = 0;
-    for (const auto& c : cpus) t += c->TimeIn(models::CpuState::kSpinning).ToSeconds();
+    for (const auto& c : cpus) t += c->TimeIn(models::CpuTime::kSpin).ToSeconds();
     return t;
   };
   // In the order of LockBenchMetrics().
@@ -241,17 +241,11 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   Measure(sim, plan, options, [&bench] { bench.ResetStats(); }, name_tracks, metrics, &out);
 
   out.locks.push_back(ToRow(lock.name(), lock.stat()));
-  for (int st = 0; st < models::kCpuStates; ++st) {
-    out.cpu_states.push_back(models::CpuStateName(static_cast<models::CpuState>(st)));
-  }
+  const double window = (sim.Now() - start).ToSeconds();
+  out.cpu_states = CpuColumns(/*vcpu=*/false);
   for (const auto& c : cpus) {
-    CpuRow row;
-    row.name = c->name();
-    for (int st = 0; st < models::kCpuStates; ++st) {
-      row.state_pct.push_back(100.0 * c->Share(static_cast<models::CpuState>(st)));
-    }
-    row.irq_off_pct = 100.0 * c->IrqOffTime().ToSeconds() / (sim.Now() - start).ToSeconds();
-    out.cpus.push_back(row);
+    const StackExtras::CpuShares shares = CpuSharesOf(*c, window, /*vcpu=*/false);
+    out.cpus.push_back(CpuRow{shares.name, shares.pct, shares.irq_off_pct});
   }
   return out;
 }

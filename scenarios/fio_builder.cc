@@ -12,6 +12,7 @@
 #include "models/block/blk_mq.h"
 #include "models/block/host_costs.h"
 #include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
 #include "models/fio/workload.h"
 #include "models/kvm/kvm.h"
 #include "models/qemu/bql.h"
@@ -248,22 +249,21 @@ absl::StatusOr<sim::Time> LockHandoff(const Platform& p) {
   return TimeOf(p.lock_handoff().value());
 }
 
-// `n` CPUs named prefix0.. with the host's scheduler costs.
-std::vector<std::unique_ptr<models::Cpu>> MakeCpus(sim::Simulator& sim, int n, const std::string& prefix,
-                                                   const models::HostCosts& host) {
-  std::vector<std::unique_ptr<models::Cpu>> cpus;
-  for (int i = 0; i < n; ++i) {
-    cpus.push_back(std::make_unique<models::Cpu>(sim, i, absl::StrCat(prefix, i)));
-    cpus.back()->set_sched_costs(host.sched());
+// `n` CPUs named prefix0.. with the host's scheduler costs, on one
+// scheduler.
+struct Machine {
+  Machine(sim::Simulator& sim, int n, const std::string& prefix, const models::HostCosts& host) : sched(sim) {
+    for (int i = 0; i < n; ++i) {
+      cpus.push_back(std::make_unique<models::Cpu>(sim, i, absl::StrCat(prefix, i)));
+      cpus.back()->set_sched_costs(host.sched());
+      sched.AddCpu(*cpus.back());
+      ptrs.push_back(cpus.back().get());
+    }
   }
-  return cpus;
-}
-
-std::vector<models::Cpu*> Pointers(const std::vector<std::unique_ptr<models::Cpu>>& cpus) {
-  std::vector<models::Cpu*> out;
-  for (const auto& c : cpus) out.push_back(c.get());
-  return out;
-}
+  std::vector<std::unique_ptr<models::Cpu>> cpus;
+  std::vector<models::Cpu*> ptrs;
+  models::PinnedFifoScheduler sched;
+};
 
 // A KVM guest running fio on virtio_blk: vCPUs, KVM, QEMU, the device.
 absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::JobFile& jobs,
@@ -323,8 +323,9 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
   }
 
   sim::Simulator sim;
-  std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "vcpu", host);
-  std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
+  Machine m(sim, ncpus, "vcpu", host);
+  const std::vector<std::unique_ptr<models::Cpu>>& cpus = m.cpus;
+  const std::vector<models::Cpu*>& cpu_ptrs = m.ptrs;
   models::VirtqueueFeatures features;
   features.event_idx = v.event_idx();
   features.indirect_desc = true;
@@ -350,7 +351,7 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
 
   absl::StatusOr<fio::WorkloadControl> control = ControlOf(stack, options);
   if (!control.ok()) return control.status();
-  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, *control);
+  fio::Workload workload(sim, blk, m.sched, cpu_ptrs, jobs, engine, *control);
   fio::FioReport report = workload.Run();
   report.stack = stack.name();
 
@@ -361,14 +362,13 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
     const double reqs = static_cast<double>(bs.completed > 0 ? bs.completed : 1);
     // The stack's counters run from the group's start to now.
     double window = 0;
-    for (const auto& c : cpus) window = std::max(window, (c->TimeIn(models::CpuState::kIdle) +
-                                                          c->BusyTime()).ToSeconds());
+    for (const auto& c : cpus) window = std::max(window, c->window().ToSeconds());
     if (window <= 0) window = 1;
     double spin = 0, exit = 0, idle = 0;
     for (const auto& c : cpus) {
-      spin += c->Share(models::CpuState::kSpinning);
-      exit += c->Share(models::CpuState::kExit);
-      idle += c->Share(models::CpuState::kIdle);
+      spin += c->Share(models::CpuTime::kSpin);
+      exit += c->Share(models::CpuTime::kExit);
+      idle += c->Share(models::CpuTime::kIdle);
     }
     const double checks = static_cast<double>(bs.kick_checks > 0 ? bs.kick_checks : 1);
     const models::KvmStats& ks = kvm.stats();
@@ -397,18 +397,8 @@ absl::StatusOr<fio::FioReport> RunFioVirtio(const Scenario& stack, const fio::Jo
     };
     for (size_t i = 0; i < VirtioMetrics().size(); ++i) x.metrics.push_back({VirtioMetrics()[i], values[i]});
     x.locks.push_back({"vq_lock", ls});
-    for (int st = 0; st < models::kCpuStates; ++st) {
-      x.cpu_states.push_back(models::CpuStateName(static_cast<models::CpuState>(st)));
-    }
-    for (const auto& c : cpus) {
-      StackExtras::CpuShares row;
-      row.name = c->name();
-      for (int st = 0; st < models::kCpuStates; ++st) {
-        row.pct.push_back(100.0 * c->Share(static_cast<models::CpuState>(st)));
-      }
-      row.irq_off_pct = 100.0 * c->IrqOffTime().ToSeconds() / window;
-      x.cpus.push_back(row);
-    }
+    x.cpu_states = CpuColumns(/*vcpu=*/true);
+    for (const auto& c : cpus) x.cpus.push_back(CpuSharesOf(*c, window, /*vcpu=*/true));
   }
   return report;
 }
@@ -467,8 +457,9 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
   }
 
   sim::Simulator sim;
-  std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "vcpu", host);
-  std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
+  Machine m(sim, ncpus, "vcpu", host);
+  const std::vector<std::unique_ptr<models::Cpu>>& cpus = m.cpus;
+  const std::vector<models::Cpu*>& cpu_ptrs = m.ptrs;
   models::Kvm kvm(sim, kc);
   models::VirtioBlkMq blk(sim, cpu_ptrs, kvm, c, v.ring_size(), v.event_idx(), stack.run().seed());
   if (options.trace != nullptr) {
@@ -476,7 +467,7 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
   }
   absl::StatusOr<fio::WorkloadControl> control = ControlOf(stack, options);
   if (!control.ok()) return control.status();
-  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, *control);
+  fio::Workload workload(sim, blk, m.sched, cpu_ptrs, jobs, engine, *control);
   fio::FioReport report = workload.Run();
   report.stack = stack.name();
 
@@ -494,7 +485,8 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
     double busy = 0, poll = 0;
     for (size_t i = 0; i < cpus.size(); ++i) {
       busy_pct.push_back(std::min(100.0, 100.0 * cpus[i]->BusyTime().ToSeconds() / window));
-      poll_pct.push_back(std::min(busy_pct.back(), 100.0 * bs.poll_time[i].ToSeconds() / window));
+      poll_pct.push_back(
+          std::min(busy_pct.back(), 100.0 * cpus[i]->TimeIn(models::CpuTime::kPoll).ToSeconds() / window));
       busy += busy_pct.back() / ncpus;
       poll += poll_pct.back() / ncpus;
     }
@@ -527,27 +519,45 @@ absl::StatusOr<fio::FioReport> RunFioVirtioMq(const Scenario& stack, const fio::
     const Bound bound = ClassifyBound(b);
     x.bound = bound.resource;
     x.bound_detail = bound.detail;
-    // Running is split into polling (blk_poll's spin) and the rest, so that
-    // the table's columns add up to 100 and its mean row gives vcpu_util_pct
-    // (100 - idle) and vcpu_poll_pct.
-    x.cpu_states = {"idle", "running", "polling", "spinning", "exit"};
-    for (size_t i = 0; i < cpus.size(); ++i) {
-      const models::Cpu& cp = *cpus[i];
-      auto pct = [&cp, window](models::CpuState st) { return 100.0 * cp.TimeIn(st).ToSeconds() / window; };
-      StackExtras::CpuShares row;
-      row.name = cp.name();
-      const double running = std::max(0.0, pct(models::CpuState::kRunning) - poll_pct[i]);
-      const double spinning = pct(models::CpuState::kSpinning), exit = pct(models::CpuState::kExit);
-      row.pct = {std::max(0.0, 100.0 - running - poll_pct[i] - spinning - exit), running, poll_pct[i], spinning,
-                 exit};
-      row.irq_off_pct = 100.0 * cp.IrqOffTime().ToSeconds() / window;
-      x.cpus.push_back(row);
-    }
+    x.cpu_states = CpuColumns(/*vcpu=*/true);
+    for (const auto& c : cpus) x.cpus.push_back(CpuSharesOf(*c, window, /*vcpu=*/true));
   }
   return report;
 }
 
 }  // namespace
+
+// The time columns of the CPU table: as the kernel accounts time, spinning
+// and polling apart, and for vCPUs the exits and the guest's share.
+std::vector<std::string> CpuColumns(bool vcpu) {
+  std::vector<std::string> cols = {"user", "system", "irq", "softirq", "idle", "spin", "poll"};
+  if (vcpu) {
+    cols.push_back("exit");
+    cols.push_back("guest");
+  }
+  return cols;
+}
+
+// One CPU's row of that table over the window `window_s` (seconds).
+StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, double window_s, bool vcpu) {
+  auto pct = [&c, window_s](models::CpuTime t) { return 100.0 * c.TimeIn(t).ToSeconds() / window_s; };
+  StackExtras::CpuShares row;
+  row.name = c.name();
+  const double user = pct(models::CpuTime::kUser), system = pct(models::CpuTime::kSystem),
+               irq = pct(models::CpuTime::kIrq), softirq = pct(models::CpuTime::kSoftirq),
+               spin = pct(models::CpuTime::kSpin), poll = pct(models::CpuTime::kPoll),
+               exit = pct(models::CpuTime::kExit);
+  // Idle is the rest: the window may end before the CPU's counters do
+  // (an idle tail after the last completion).
+  const double idle = std::max(0.0, 100.0 - user - system - irq - softirq - spin - poll - exit);
+  row.pct = {user, system, irq, softirq, idle, spin, poll};
+  if (vcpu) {
+    row.pct.push_back(exit);
+    row.pct.push_back(100.0 - exit - idle);
+  }
+  row.irq_off_pct = 100.0 * c.IrqOffTime().ToSeconds() / window_s;
+  return row;
+}
 
 absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile& jobs,
                                       const FioRunOptions& options) {
@@ -595,8 +605,8 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
   if (stack.stack().has_virtio_blk_mq()) return RunFioVirtioMq(stack, jobs, options, engine, *host, ncpus);
 
   sim::Simulator sim;
-  std::vector<std::unique_ptr<models::Cpu>> cpus = MakeCpus(sim, ncpus, "cpu", *host);
-  std::vector<models::Cpu*> cpu_ptrs = Pointers(cpus);
+  Machine m(sim, ncpus, "cpu", *host);
+  const std::vector<models::Cpu*>& cpu_ptrs = m.ptrs;
   models::NvmeDevice device(sim, *profile, stack.run().seed());
   models::BlkMqParams params;
   if (stack.stack().nvme().has_queue_depth()) params.queue_depth = stack.stack().nvme().queue_depth();
@@ -605,7 +615,7 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
 
   absl::StatusOr<fio::WorkloadControl> control = ControlOf(stack, options);
   if (!control.ok()) return control.status();
-  fio::Workload workload(sim, blk, cpu_ptrs, jobs, engine, *control);
+  fio::Workload workload(sim, blk, m.sched, cpu_ptrs, jobs, engine, *control);
   fio::FioReport report = workload.Run();
   report.stack = stack.name();
   return report;

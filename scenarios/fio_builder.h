@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "models/fio/job.h"
 #include "models/fio/stats.h"
+#include "models/cpu/cpu.h"
 #include "models/sync/spinlock.h"
 #include "scenarios/scenario.pb.h"
 #include "sim/time.h"
@@ -80,6 +81,13 @@ struct FioRunOptions {
   sim::Time trace_start = sim::Time::Millis(100);
   sim::Time trace_window = sim::Time::Millis(1);
 };
+
+// The time columns of a CPU table: user, system, irq, softirq, idle as the
+// kernel accounts them, then spin (spinlocks) and poll (busy polling), which
+// the kernel counts as system or irq time, and for vCPUs exit and guest.
+std::vector<std::string> CpuColumns(bool vcpu);
+// One CPU's row of that table over `window_s` seconds ending now.
+StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, double window_s, bool vcpu);
 
 // The extra metric names a stack scenario reports (in order), beyond fio's.
 std::vector<std::string> StackMetricNames(const Scenario& stack);

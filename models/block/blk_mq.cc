@@ -9,7 +9,7 @@
 namespace models {
 
 BlkMqHwCtx::BlkMqHwCtx(sim::Simulator& sim, int index, Cpu& cpu, bool poll, int depth)
-    : index(index), cpu(&cpu), poll(poll), rqs(static_cast<size_t>(depth)), tag_wait(sim), completed(sim) {
+    : index(index), cpu(&cpu), poll(poll), rqs(static_cast<size_t>(depth)), completed(sim) {
   free_tags.reserve(rqs.size());
   for (int tag = depth; tag-- > 0;) free_tags.push_back(tag);  // tag 0 on top
   for (int tag = 0; tag < depth; ++tag) {
@@ -61,15 +61,19 @@ BlkMqHwCtx& BlkMq::MapQueue(const Cpu& cpu, bool polled) {
 sim::Task BlkMq::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   rq.done = false;
   BlkMqHwCtx& h = MapQueue(cpu, rq.polled);
-  co_await cpu.Exec(costs_.blk_mq_submit_bio.value);
+  Task& current = *cpu.current();
+  co_await cpu.Run(costs_.blk_mq_submit_bio.value);
   // blk_mq_get_tag(): with every tag taken, run the queue (so requests held
   // back by the plug reach the device) and sleep until one is freed.
   while (h.free_tags.empty()) {
     ++stats_.tag_waits;
-    co_await h.nvmeq->CommitRqs(cpu);
+    co_await h.nvmeq->CommitRqs(*current.cpu());
+    current.SetState(Task::State::kUninterruptible);
     if (!h.free_tags.empty()) break;
-    co_await h.tag_wait.Wait();
+    h.tag_waiters.push_back(&current);
+    co_await current.Schedule();
   }
+  current.SetState(Task::State::kRunning);
   NvmeRequest& req = h.rqs[h.free_tags.back()];
   h.free_tags.pop_back();
   req.bio = &rq;
@@ -77,7 +81,7 @@ sim::Task BlkMq::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   ++in_flight_;
   stats_.max_in_flight = std::max(stats_.max_in_flight, in_flight_);
   ++stats_.submitted;
-  co_await h.nvmeq->QueueRq(cpu, req, last);
+  co_await h.nvmeq->QueueRq(*current.cpu(), req, last);
 }
 
 sim::Task BlkMq::Poll(Cpu& cpu, BlockRequest& rq) {
@@ -90,14 +94,14 @@ sim::Task BlkMq::Poll(Cpu& cpu, BlockRequest& rq) {
 // the interrupt handler (on this same CPU, preempting the spin) has
 // completed the request.
 sim::Task BlkMq::SpinForInterrupt(Cpu& cpu, BlockRequest& rq, BlkMqHwCtx& h) {
-  while (!rq.done) co_await cpu.SpinUntil(h.completed.Wait());
+  while (!rq.done) co_await cpu.SpinUntil(h.completed.Wait(), CpuTime::kPoll);
 }
 
 // blk_mq_complete_request() -> blk_mq_end_request(), block/blk-mq.c, Linux
 // 5.13: blk_update_request() ends the bio (the issuer's end_io, here its
 // CompletionSink), then blk_mq_free_request() puts the tag back and wakes a
 // submitter waiting for one.
-void BlkMq::CompleteRequest(Cpu& cpu, NvmeRequest& req, bool polled) {
+sim::Task BlkMq::CompleteRequest(Cpu& cpu, NvmeRequest& req, bool polled) {
   BlkMqHwCtx& h = *req.hctx;
   BlockRequest& rq = *req.bio;
   rq.device_start = req.cmd.started;
@@ -112,9 +116,13 @@ void BlkMq::CompleteRequest(Cpu& cpu, NvmeRequest& req, bool polled) {
   req.bio = nullptr;
   --h.in_flight;
   --in_flight_;
-  rq.sink->Complete(rq, cpu);
+  co_await rq.sink->Complete(rq, cpu);
   h.free_tags.push_back(req.tag);
-  if (h.tag_wait.has_waiters()) h.tag_wait.NotifyOne();
+  if (!h.tag_waiters.empty()) {
+    Task* waiter = h.tag_waiters.front();
+    h.tag_waiters.pop_front();
+    co_await cpu.scheduler()->TryToWakeUp(*waiter, cpu);
+  }
   if (h.completed.has_waiters()) h.completed.NotifyAll();
 }
 

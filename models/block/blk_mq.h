@@ -30,12 +30,15 @@
 #define VIOSIM_MODELS_BLOCK_BLK_MQ_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
 #include "models/block/block_stack.h"
 #include "models/block/host_costs.h"
 #include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
 #include "models/nvme/nvme_device.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
@@ -86,7 +89,7 @@ struct BlkMqHwCtx {
   std::vector<NvmeRequest> rqs;    // by tag
   std::vector<int> free_tags;      // a stack
   int in_flight = 0;
-  sim::Signal tag_wait;            // submitters waiting for a tag
+  std::deque<Task*> tag_waiters;   // submitters asleep for a tag, FIFO
   sim::Signal completed;           // pollers of an interrupt-driven queue
   std::unique_ptr<NvmeQueue> nvmeq;
 };
@@ -110,7 +113,7 @@ class BlkMq final : public BlockStack {
   // blk_mq_complete_request() -> blk_mq_end_request() for a request whose
   // completion entry the driver has handled (its cost already charged):
   // fills rq's device times, runs the sink on `cpu`, frees the tag.
-  void CompleteRequest(Cpu& cpu, NvmeRequest& req, bool polled);
+  sim::Task CompleteRequest(Cpu& cpu, NvmeRequest& req, bool polled);
 
   const BlkMqStats& stats() const { return stats_; }
   // Requests holding a tag now.

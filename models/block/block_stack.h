@@ -18,13 +18,15 @@ namespace models {
 
 struct BlockRequest;
 
-// Told when a request has completed. Runs inside the completion path
-// (e.g. from blk_mq_complete_request in interrupt context), so it must not
-// suspend; it typically queues the request and wakes the issuer.
+// Told when a request has completed. Runs inside the completion path, in
+// its context (e.g. blk_mq_complete_request in an interrupt handler, or the
+// polling task) and on its CPU: `co_await sink->Complete(rq, cpu)`. What it
+// does costs time there, under whatever the caller holds (a wake-up of the
+// issuer, typically).
 class CompletionSink {
  public:
   virtual ~CompletionSink() = default;
-  virtual void Complete(BlockRequest& rq, Cpu& cpu) = 0;
+  virtual sim::Task Complete(BlockRequest& rq, Cpu& cpu) = 0;
 };
 
 struct BlockRequest {
@@ -47,7 +49,7 @@ class BlockStack {
  public:
   virtual ~BlockStack() = default;
 
-  // The submission path on `cpu`: blk_mq_submit_bio and the driver's
+  // The submission path, run by the current task of `cpu`: blk_mq_submit_bio and the driver's
   // queue_rq, ending with the request handed to the device. Returns when
   // `cpu` is done with it (the request is then in flight). `last` is false
   // while more requests of the same batch follow (the plug): a driver may

@@ -20,7 +20,7 @@ struct NvmeRequest;
 
 class NvmeQueue {
  public:
-  // Starts the interrupt handler's process unless `polled`.
+  // Starts the interrupt vector's process unless `polled`.
   NvmeQueue(sim::Simulator& sim, BlkMq& blk_mq, NvmeDevice& device, Cpu& cpu, int qid, bool polled);
   NvmeQueue(const NvmeQueue&) = delete;
   NvmeQueue& operator=(const NvmeQueue&) = delete;
@@ -42,8 +42,9 @@ class NvmeQueue {
   sim::Task Poll(Cpu& cpu, BlockRequest& rq);
 
  private:
-  // The MSI-X vector and nvme_irq(); a process for the queue's lifetime.
-  sim::Task Irq();
+  // The MSI-X vector (a process for the queue's lifetime) and its handler.
+  sim::Task Msi();
+  sim::Task NvmeIrq();
   // nvme_write_sq_db(): the device sees the new submission queue tail.
   void WriteSqDb();
 
@@ -56,6 +57,8 @@ class NvmeQueue {
   NvmeCommand* sq_tail_ = nullptr;
   int unsubmitted_ = 0;
   NvmeCompletionQueue cq_;
+  bool in_irq_ = false;  // the vector is raised and its handler not done
+  sim::Signal irq_done_;
 };
 
 }  // namespace models

@@ -63,6 +63,9 @@ class Scheduler {
   // given, says whether p's state changed.
   sim::Task TryToWakeUp(Task& p, Cpu& waker, bool* woken = nullptr);
 
+  // Whether tasks move between CPUs (a workload spreads pinned clones
+  // itself when they do not).
+  virtual bool migrates() const = 0;
   // Tasks runnable on `cpu`, the running one included (rq->nr_running).
   virtual int NrRunning(const Cpu& cpu) const = 0;
 
@@ -144,6 +147,7 @@ class PinnedFifoScheduler final : public Scheduler {
  public:
   explicit PinnedFifoScheduler(sim::Simulator& sim) : Scheduler(sim) {}
   const char* name() const override { return "pinned"; }
+  bool migrates() const override { return false; }
   int NrRunning(const Cpu& cpu) const override;
 
  protected:

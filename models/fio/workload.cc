@@ -7,7 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "models/cpu/thread.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
 #include "sim/rng.h"
 #include "sim/stats.h"
 
@@ -30,8 +31,7 @@ struct Job {
   JobOptions opt;
   int number = 0;  // across all jobs and clones, from 0
   int group = 0;
-  models::Cpu* cpu = nullptr;
-  std::unique_ptr<models::Thread> thread;  // the fio process, on `cpu`
+  std::unique_ptr<models::Task> task;  // the fio process
   sim::Rng offset_rng{1}, mix_rng{1}, bs_rng{1};
 
   // Progress.
@@ -199,7 +199,7 @@ absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& text, int ncpus
 class Workload::Sink : public models::CompletionSink {
  public:
   explicit Sink(Workload* w) : workload_(w) {}
-  void Complete(models::BlockRequest& rq, models::Cpu& cpu) override {
+  sim::Task Complete(models::BlockRequest& rq, models::Cpu& cpu) override {
     auto* u = static_cast<IoU*>(rq.issuer);
     Job& job = *u->job;
     rq.done = true;
@@ -215,7 +215,7 @@ class Workload::Sink : public models::CompletionSink {
     ++job.completions;
     // aio_complete / the block layer's wake-up of a task sleeping for its
     // I/O: every completion wakes the sleeper, which rechecks.
-    if (job.sleeping) job.thread->WakeUp(cpu);
+    if (job.sleeping) co_await cpu.scheduler()->TryToWakeUp(*job.task, cpu);
   }
 
  private:
@@ -236,10 +236,12 @@ void Workload::DiskComplete(const IoU& u) {
   }
 }
 
-Workload::Workload(sim::Simulator& sim, models::BlockStack& stack, std::vector<models::Cpu*> cpus,
-                   const JobFile& jobs, const EngineCosts& costs, const WorkloadControl& control)
+Workload::Workload(sim::Simulator& sim, models::BlockStack& stack, models::Scheduler& sched,
+                   std::vector<models::Cpu*> cpus, const JobFile& jobs, const EngineCosts& costs,
+                   const WorkloadControl& control)
     : sim_(&sim),
       stack_(&stack),
+      sched_(&sched),
       cpus_(std::move(cpus)),
       file_(&jobs),
       costs_(costs),
@@ -248,10 +250,30 @@ Workload::Workload(sim::Simulator& sim, models::BlockStack& stack, std::vector<m
 
 Workload::~Workload() = default;
 
+// The engine's wait for `min_events` completions (io_getevents, or the sync
+// engine's sleep in the block layer): the kernel's sleep loop; the
+// completion path wakes the job at each completion (Sink::Complete), and it
+// rechecks.
+sim::Task Workload::Sleep(Job& j, uint64_t min_events) {
+  models::Task& t = *j.task;
+  j.sleeping = true;
+  for (;;) {
+    t.SetState(models::Task::State::kInterruptible);
+    if (j.completed_count >= min_events) break;
+    co_await t.Schedule();
+  }
+  t.SetState(models::Task::State::kRunning);
+  j.sleeping = false;
+}
+
 sim::Task Workload::Work(Job& job, sim::Time cost, bool user) {
   if (cost == sim::Time::Zero()) co_return;
   if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
-  co_await job.thread->Run(cost);
+  if (user) {
+    co_await job.task->RunUser(cost);
+  } else {
+    co_await job.task->Run(cost);
+  }
 }
 
 // get_io_u: direction (rwmix), block size, offset.
@@ -338,15 +360,13 @@ sim::Task Workload::RunSyncEngine(Job& j) {
     u.issue_time = u.start_time;  // synchronous engines record no slat
     DiskIssue(1);
     sim::Time t0 = sim_->Now();
-    co_await stack_->Submit(*j.cpu, u.rq, /*last=*/true);
+    co_await stack_->Submit(*j.task->cpu(), u.rq, /*last=*/true);
     if (u.rq.polled) {
-      co_await stack_->Poll(*j.cpu, u.rq);  // the CPU spins until it completes
+      co_await stack_->Poll(*j.task->cpu(), u.rq);  // the CPU spins until it completes
       if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
     } else {
       if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
-      j.sleeping = true;
-      while (j.completed_count == 0) co_await j.thread->Schedule();
-      j.sleeping = false;
+      co_await Sleep(j, 1);
     }
     j.completed_head = j.completed_tail = nullptr;
     j.completed_count = 0;
@@ -368,7 +388,7 @@ sim::Task Workload::Commit(Job& j) {
   for (size_t i = 0; i < n; ++i) {
     IoU* u = j.pending[i];
     co_await Work(j, costs_.aio_per_iocb, false);
-    co_await stack_->Submit(*j.cpu, u->rq, /*last=*/i + 1 == n);
+    co_await stack_->Submit(*j.task->cpu(), u->rq, /*last=*/i + 1 == n);
   }
   const sim::Time now = sim_->Now();
   const bool acct = j.Accounting(now);
@@ -401,13 +421,11 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
     }
     if (polled != nullptr) {
       const sim::Time t0 = sim_->Now();
-      co_await stack_->Poll(*j.cpu, polled->rq);
+      co_await stack_->Poll(*j.task->cpu(), polled->rq);
       if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
       continue;
     }
-    j.sleeping = true;
-    co_await j.thread->Schedule();
-    j.sleeping = false;
+    co_await Sleep(j, min_events);
   }
   uint64_t n = 0;
   while (j.completed_head != nullptr && n < max_events) {
@@ -466,11 +484,16 @@ sim::Task Workload::RunAsyncEngine(Job& j) {
   }
 }
 
-sim::Task Workload::RunJob(Job& job) {
-  // wait_for=: start once the named job (every clone of it) has finished.
+// fio's fork of a job: wait_for= holds it back until the named job (every
+// clone of it) has finished; then its process starts on the scheduler.
+sim::Task Workload::LaunchJob(Job& job) {
   for (Job* other : job.waits_for) {
     while (!other->done) co_await other->finished->Wait();
   }
+  sched_->Start(*job.task, RunJob(job));
+}
+
+sim::Task Workload::RunJob(Job& job) {
   if (IsSync(job.opt.ioengine)) {
     co_await RunSyncEngine(job);
   } else {
@@ -491,7 +514,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
   for (Job* j : group) {
     j->start = start;
     j->measure_start = sim::Time::Max();  // until the ramp ends
-    sim_->Spawn(RunJob(*j));
+    sim_->Spawn(LaunchJob(*j));
   }
   auto all_done = [&group] {
     for (Job* j : group) {
@@ -542,7 +565,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
   *steady = false;
   ci_pct->reset();
   bool stopping = false;
-  for (Job* j : group) j->thread->ResetStats();
+  for (Job* j : group) j->task->ResetStats();
   disk_.measuring = true;
   disk_.start = sim_->Now();
   for (sim::Time t = measure_start; !all_done();) {
@@ -631,7 +654,10 @@ FioReport Workload::Run() {
       j->opt = o;
       j->number = number;
       j->group = group;
-      j->cpu = cpus_[allowed[static_cast<size_t>(number) % allowed.size()]];
+      // Under a policy that does not migrate, clones are spread over the
+      // allowed CPUs one each, round robin; otherwise they may run on any.
+      std::vector<int> affinity = allowed;
+      if (!sched_->migrates()) affinity = {cpus_[allowed[static_cast<size_t>(number) % allowed.size()]]->id()};
       const std::string stream = absl::StrCat("fio.job", number);
       j->offset_rng = sim::Rng::ForStream(control_.seed, stream + ".offset");
       j->mix_rng = sim::Rng::ForStream(control_.seed, stream + ".rwmix");
@@ -648,7 +674,7 @@ FioReport Workload::Run() {
       j->inflight.reserve(static_cast<size_t>(n));
       j->pending.reserve(static_cast<size_t>(n));
       j->finished = std::make_unique<sim::Signal>(*sim_);
-      j->thread = std::make_unique<models::Thread>(*j->cpu, absl::StrCat("fio/", o.name, ".", k));
+      j->task = std::make_unique<models::Task>(absl::StrCat("fio/", o.name, ".", k), std::move(affinity));
       ThreadStat& ts = j->ts;
       ts.name = o.name;
       ts.description = o.description;
@@ -720,7 +746,7 @@ FioReport Workload::Run() {
       ds.iops = Summarize(j.iops_samples[d]);
     }
     ts.job_runtime_ms = RoundUpMs(measured);
-    ts.ctx = j.thread->voluntary_switches();
+    ts.ctx = j.task->nvcsw() + j.task->nivcsw();
     const double m = measured.ToSeconds();
     j.ChangeOpen(0, j.loop_end);
     ts.mean_in_flight = m > 0 ? j.open_integral_s / m : 0;

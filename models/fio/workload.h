@@ -33,6 +33,7 @@
 
 #include "models/block/block_stack.h"
 #include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
 #include "models/fio/job.h"
 #include "models/fio/stats.h"
 #include "sim/simulator.h"
@@ -42,7 +43,7 @@ namespace fio {
 
 // CPU time fio and its syscalls cost, per I/O or per call. Values with
 // their sources live in the scenario that wires the workload. Sleeping and
-// waking are the scheduler's costs (models::Thread).
+// waking are the scheduler's costs (models/cpu/sched.h).
 struct EngineCosts {
   sim::Time fio_per_io;          // fio's own work per I/O: get_io_u, offset, accounting
   sim::Time syscall;             // one syscall's entry and exit
@@ -71,9 +72,10 @@ struct IoU;
 
 class Workload {
  public:
-  // `cpus` are the CPUs fio's threads may run on (cpus_allowed indexes
-  // them). REQUIRES: every pointer outlives the Workload.
-  Workload(sim::Simulator& sim, models::BlockStack& stack, std::vector<models::Cpu*> cpus,
+  // `cpus` are the CPUs fio's processes may run on (cpus_allowed indexes
+  // them); `sched` runs them (every CPU of `cpus` is on it). REQUIRES:
+  // every pointer outlives the Workload.
+  Workload(sim::Simulator& sim, models::BlockStack& stack, models::Scheduler& sched, std::vector<models::Cpu*> cpus,
            const JobFile& jobs, const EngineCosts& costs, const WorkloadControl& control);
   ~Workload();
 
@@ -84,12 +86,14 @@ class Workload {
   using Job = internal::Job;
   using IoU = internal::IoU;
   class Sink;
+  sim::Task LaunchJob(Job& job);
   sim::Task RunJob(Job& job);
   sim::Task RunSyncEngine(Job& job);
   sim::Task RunAsyncEngine(Job& job);
   sim::Task Commit(Job& job);
   sim::Task Reap(Job& job, uint64_t min_events, uint64_t max_events);
   sim::Task Work(Job& job, sim::Time cost, bool user);
+  sim::Task Sleep(Job& job, uint64_t min_events);
   void Account(Job& job, IoU& u, sim::Time now);
   void PrepareIo(Job& job, IoU& u);
   // Runs the jobs of one group to their end; returns the simulated time
@@ -100,6 +104,7 @@ class Workload {
 
   sim::Simulator* sim_;
   models::BlockStack* stack_;
+  models::Scheduler* sched_;
   std::vector<models::Cpu*> cpus_;
   const JobFile* file_;
   EngineCosts costs_;

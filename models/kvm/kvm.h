@@ -10,23 +10,14 @@
 // round trip is one long instruction: the vCPU runs nothing else, takes no
 // interrupt, and whatever guest lock it holds stays held.
 //
-// Modelling a vCPU (an Exec-driven Cpu, models/cpu/cpu.h). Guest code that
-// runs with interrupts off and must not be interleaved with anything else on
-// its vCPU -- a spin_lock_irqsave section, a hardirq handler -- runs as a
-// "held region" (HeldRegion below): interrupts masked, the CPU held through
-// Cpu::SpinUntil so that no other task or interrupt work starts on it, and
-// the region's own work charged as plain delays with the CPU's state set by
-// hand (running, spinning on a guest spinlock, in an exit). Inside a region:
-//   - a guest ticket spinlock is taken with `co_await lock.Lock(cpu)`: the
-//     existing Spinlock (models/sync/spinlock.h) sets kSpinning while it
-//     waits, and FIFO hand-off is unchanged. No change to the Spinlock was
-//     needed: the region supplies what Exec would (the CPU stays taken).
-//   - an exit is `co_await kvm.MmioExitUser(cpu, kind, handler)`: state
-//     kExit, half the world switch, the host-side handler (QEMU's
-//     emulation, a sim::Task the vCPU thread runs), the other half.
-// An exit is one long instruction for the guest: the vCPU runs nothing else
-// and takes no interrupt until re-entry, and a guest lock it holds stays
-// held -- which is what the kick-under-vq_lock case is about.
+// Modelling a vCPU: a Cpu (models/cpu/cpu.h) is the guest's CPU, and guest
+// code runs on it as tasks and interrupt handlers do on any CPU. An exit is
+// `co_await kvm.MmioExitUser(cpu, kind, handler)` inside the guest
+// function that makes the access: the CPU is in an exit (Cpu::BeginExit:
+// exit time, no interrupt taken), half the world switch, the host-side
+// handler (QEMU's emulation, a sim::Task the vCPU thread runs), the other
+// half; then an interrupt that became pending is taken before the guest's
+// next instruction.
 #ifndef VIOSIM_MODELS_KVM_KVM_H_
 #define VIOSIM_MODELS_KVM_KVM_H_
 
@@ -95,7 +86,7 @@ class Kvm {
 
   // A guest MMIO access on `vcpu` that exits to userspace, where
   // `handler` (QEMU's emulation, run by the vCPU thread) is awaited.
-  // REQUIRES: inside a HeldRegion on `vcpu`.
+  // REQUIRES: called by code running on `vcpu` (a task or a handler).
   sim::Task MmioExitUser(Cpu& vcpu, ExitKind kind, sim::Task handler) {
     return MmioExit(vcpu, kind, std::move(handler), costs_.mmio_exit_user.value);
   }
@@ -105,13 +96,10 @@ class Kvm {
     return MmioExit(vcpu, kind, std::move(handler), costs_.mmio_exit_kernel.value);
   }
 
-  // The vCPU is kicked out to take an injected interrupt: costs
-  // irq_kick_exit on the vCPU in interrupt context (called by the handler
-  // flow before the guest's handler runs).
-  Cpu::ExecAwaiter IrqKick(Cpu& vcpu) {
-    ++stats_.exits[static_cast<int>(ExitKind::kIrqKick)];
-    return vcpu.ExecIrq(costs_.irq_kick_exit.value);
-  }
+  // The vCPU is kicked out of the guest to take an injected interrupt and
+  // re-entered with it pending: irq_kick_exit of exit time, the first step
+  // of the guest's interrupt handler on `vcpu`.
+  sim::Task IrqKick(Cpu& vcpu);
 
  private:
   sim::Task MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time round_trip);
@@ -120,13 +108,6 @@ class Kvm {
   KvmCosts costs_;
   KvmStats stats_;
 };
-
-// Runs `body` on `vcpu` as a held region (see the file comment): interrupts
-// masked, nothing else on the vCPU until the body ends. REQUIRES: called
-// when the CPU is free for the caller -- right after one of the caller's own
-// Exec/ExecIrq chunks ended (in its continuation), or after a zero-cost
-// Exec that did not suspend.
-sim::Task HeldRegion(Cpu& vcpu, sim::Task body);
 
 }  // namespace models
 

@@ -1,6 +1,7 @@
 #include "models/virtio/guest/virtio_blk.h"
 
 #include <cstdlib>
+#include <optional>
 #include <utility>
 
 namespace models {
@@ -15,8 +16,7 @@ VirtioBlk::VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq
       costs_(costs),
       params_(params),
       vq_lock_(sim, "vq_lock", costs.lock_handoff.value),
-      rqs_(static_cast<size_t>(params.queue_depth), nullptr),
-      tag_wait_(sim) {
+      rqs_(static_cast<size_t>(params.queue_depth), nullptr) {
   if (vcpus_.empty() || params_.irq_cpu < 0 || params_.irq_cpu >= static_cast<int>(vcpus_.size())) std::abort();
   for (int t = params_.queue_depth; t-- > 0;) free_tags_.push_back(t);
   dev_->set_irq_sink(this);
@@ -32,66 +32,67 @@ sim::Task VirtioBlk::Notify(Cpu& cpu) {
   }
 }
 
-// The vq_lock section of virtio_queue_rq(), run as a held region.
-sim::Task VirtioBlk::LockedAdd(Cpu& cpu, BlockRequest& rq, int tag, bool last, bool* notify) {
-  co_await vq_lock_.Lock(cpu);  // interrupts are already off (irqsave)
-  cpu.SetState(CpuState::kRunning);
-  co_await sim_->Delay(costs_.add_sgs.value);
+// virtio_queue_rq() from out_hdr on (Linux 3.15, with or without e8edca6f).
+sim::Task VirtioBlk::QueueRq(Cpu& cpu, BlockRequest& rq, int tag, bool last) {
+  co_await cpu.Run(costs_.map_sg.value);  // out_hdr, blk_rq_map_sg
+  cpu.LocalIrqSave();                     // spin_lock_irqsave(&vblk->vq_lock, flags)
+  co_await vq_lock_.Lock(cpu);
+  co_await cpu.Run(costs_.add_sgs.value);
   // A read: out_hdr (device-readable), then data and status (writable).
   const Virtqueue::AddResult r = vq_->AddSgs(static_cast<uint64_t>(tag), rq.write ? 2 : 1, rq.write ? 1 : 2);
-  if (!r.ok()) std::abort();  // 64 tags in a 128-entry ring with indirect descriptors: cannot happen
-  bool need = r.notify;
+  if (!r.ok()) std::abort();  // the scenario check keeps queue_depth within the ring
+  bool notify = r.notify;
   if (last) {
     ++stats_.kick_checks;
-    co_await sim_->Delay(costs_.kick_prepare.value);
-    need = vq_->KickPrepare() || need;
+    co_await cpu.Run(costs_.kick_prepare.value);
+    notify = vq_->KickPrepare() || notify;
   }
-  if (need && !params_.kick_outside_lock) {
+  if (notify && !params_.kick_outside_lock) {
     ++stats_.kicks_under_lock;
-    co_await Notify(cpu);  // virtqueue_kick(): the exit, lock held
-    need = false;
+    co_await Notify(cpu);  // virtqueue_kick(): the exit with vq_lock held, interrupts off
+    notify = false;
   }
-  vq_lock_.Unlock(cpu);
-  *notify = need;
+  vq_lock_.UnlockIrqRestore(cpu);
+  // After e8edca6f: virtqueue_notify() with the lock released.
+  if (notify) co_await Notify(cpu);
 }
 
 // Before sleeping for a tag: the plug flush ends the batch, so requests
 // added without a kick are kicked.
 sim::Task VirtioBlk::FlushKick(Cpu& cpu) {
+  cpu.LocalIrqSave();
   co_await vq_lock_.Lock(cpu);
-  cpu.SetState(CpuState::kRunning);
   ++stats_.kick_checks;
-  co_await sim_->Delay(costs_.kick_prepare.value);
+  co_await cpu.Run(costs_.kick_prepare.value);
   const bool need = vq_->KickPrepare();
   if (need && !params_.kick_outside_lock) co_await Notify(cpu);
-  vq_lock_.Unlock(cpu);
+  vq_lock_.UnlockIrqRestore(cpu);
   if (need && params_.kick_outside_lock) co_await Notify(cpu);
 }
 
+// blk_mq_make_request() -> blk_mq_get_request() (a tag, sleeping for one
+// when none is free) -> virtio_queue_rq().
 sim::Task VirtioBlk::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   rq.done = false;
-  co_await cpu.Exec(costs_.submit.value);
+  Task& current = *cpu.current();
+  co_await cpu.Run(costs_.submit.value);
   while (free_tags_.empty()) {
     ++stats_.tag_waits;
-    if (vq_->num_added() > 0) co_await HeldRegion(cpu, FlushKick(cpu));
+    if (vq_->num_added() > 0) co_await FlushKick(*current.cpu());
+    // percpu_ida_alloc(): prepare_to_wait, recheck, schedule().
+    current.SetState(Task::State::kUninterruptible);
     if (!free_tags_.empty()) break;
-    co_await tag_wait_.Wait();
-    co_await cpu.Exec(sim::Time::Zero());  // back on the CPU
+    tag_waiters_.push_back(&current);
+    co_await current.Schedule();
   }
+  current.SetState(Task::State::kRunning);
+  Cpu& on = *current.cpu();
   const int tag = free_tags_.back();
   free_tags_.pop_back();
   rqs_[static_cast<size_t>(tag)] = &rq;
   ++stats_.submitted;
   rq.device_start = sim_->Now();
-  co_await cpu.Exec(costs_.map_sg.value);
-  bool notify = false;
-  co_await HeldRegion(cpu, LockedAdd(cpu, rq, tag, last, &notify));
-  if (notify) {
-    // After e8edca6f: the notify's exit with vq_lock released. Interrupts
-    // are on again, but the exit itself is one instruction for the guest.
-    co_await cpu.Exec(sim::Time::Zero());
-    co_await HeldRegion(cpu, Notify(cpu));
-  }
+  co_await QueueRq(on, rq, tag, last);
 }
 
 sim::Task VirtioBlk::Poll(Cpu& cpu, BlockRequest& rq) {
@@ -100,22 +101,21 @@ sim::Task VirtioBlk::Poll(Cpu& cpu, BlockRequest& rq) {
   while (!rq.done) co_await sim_->Delay(sim::Time::Micros(1));
 }
 
-void VirtioBlk::LineRaised() { sim_->Spawn(Interrupt()); }
+void VirtioBlk::LineRaised() { sim_->Spawn(Inject()); }
 
-sim::Task VirtioBlk::Interrupt() {
-  Cpu& cpu = *vcpus_[static_cast<size_t>(params_.irq_cpu)];
+// The vGIC brings the SPI to its target vCPU.
+sim::Task VirtioBlk::Inject() {
   co_await sim_->Delay(kvm_->costs().irq_inject.value);
-  // The vCPU kicked out of the guest and re-entered with the interrupt
-  // pending; it is taken once interrupts are on.
-  co_await kvm_->IrqKick(cpu);
-  co_await HeldRegion(cpu, InterruptBody(cpu));
+  Cpu& cpu = *vcpus_[static_cast<size_t>(params_.irq_cpu)];
+  cpu.RaiseIrq(VmInterrupt(cpu));
 }
 
-// vm_interrupt() -> vring_interrupt() -> virtblk_done().
-sim::Task VirtioBlk::InterruptBody(Cpu& cpu) {
+// The guest's interrupt: the kick out of the guest that brings it in, then
+// vm_interrupt() (drivers/virtio/virtio_mmio.c, 3.15) -> vring_interrupt().
+sim::Task VirtioBlk::VmInterrupt(Cpu& cpu) {
+  co_await kvm_->IrqKick(cpu);
   ++stats_.interrupts;
-  cpu.SetState(CpuState::kRunning);
-  co_await sim_->Delay(costs_.irq_entry.value);
+  co_await cpu.Run(costs_.irq_entry.value);
   if (dev_->msix()) {
     // vp_vring_interrupt: the MSI-X vector names the queue; no register access.
     dev_->MsiTaken();
@@ -126,24 +126,37 @@ sim::Task VirtioBlk::InterruptBody(Cpu& cpu) {
     co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioIsrAck, dev_->InterruptAck(isr));
     if ((isr & 1) == 0 || !vq_->MoreUsed()) co_return;
   }
+  co_await VirtblkDone(cpu);
+}
+
+// virtblk_done() (drivers/block/virtio_blk.c, 3.15): under vq_lock,
+// get_buf and blk_mq_end_io for every used entry, again while enable_cb
+// finds more. Ending a request completes the caller's I/O (its wake-up
+// runs here, under the lock) and frees its tag (waking a submitter that
+// sleeps for one, also under the lock).
+sim::Task VirtioBlk::VirtblkDone(Cpu& cpu) {
+  cpu.LocalIrqSave();
   co_await vq_lock_.Lock(cpu);
-  cpu.SetState(CpuState::kRunning);
   do {
     vq_->DisableCb();
     while (std::optional<Virtqueue::UsedBuf> b = vq_->GetBuf()) {
-      co_await sim_->Delay(costs_.complete.value);
+      co_await cpu.Run(costs_.complete.value);
       const int tag = static_cast<int>(b->token);
       BlockRequest* rq = rqs_[static_cast<size_t>(tag)];
       rqs_[static_cast<size_t>(tag)] = nullptr;
       rq->device_end = sim_->Now();
       rq->done = true;
       ++stats_.completed;
-      rq->sink->Complete(*rq, cpu);
+      co_await rq->sink->Complete(*rq, cpu);
       free_tags_.push_back(tag);
-      if (tag_wait_.has_waiters()) tag_wait_.NotifyOne();
+      if (!tag_waiters_.empty()) {
+        Task* waiter = tag_waiters_.front();
+        tag_waiters_.pop_front();
+        co_await cpu.scheduler()->TryToWakeUp(*waiter, cpu);
+      }
     }
   } while (!vq_->EnableCb());
-  vq_lock_.Unlock(cpu);
+  vq_lock_.UnlockIrqRestore(cpu);
 }
 
 void VirtioBlk::ResetStats() {

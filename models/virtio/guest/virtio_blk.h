@@ -3,8 +3,10 @@
 //
 // blk-mq: one hardware queue of 64 tags shared by all vCPUs (3.13-3.15:
 // nr_hw_queues = 1, queue_depth = 64). A submitter that finds no tag sleeps
-// until one is freed; before it sleeps, requests it added without a kick
-// are kicked (the plug is flushed on schedule()).
+// (percpu_ida_alloc -> schedule()) until one is freed and it is woken
+// (percpu_ida_free -> wake_up, from virtblk_done under vq_lock); before it
+// sleeps, requests it added without a kick are kicked (the plug is flushed
+// on schedule()).
 //
 // virtio_queue_rq(), on the submitting vCPU:
 //   blk-mq submission, out_hdr, blk_rq_map_sg        (outside the lock)
@@ -23,17 +25,21 @@
 // vq_lock: disable_cb, get_buf + blk_mq_end_io per used entry, enable_cb,
 // again while enable_cb finds more.
 //
-// Both the vq_lock sections and the handler run as held regions on the
-// vCPU (models/kvm/kvm.h): interrupts off, nothing else on that vCPU.
+// Each kernel function is one coroutine in the order of its C source; the
+// locks are taken inside it (spin_lock_irqsave: interrupts off, then spin),
+// and the interrupt handler runs as a hard interrupt on its vCPU.
 #ifndef VIOSIM_MODELS_VIRTIO_GUEST_VIRTIO_BLK_H_
 #define VIOSIM_MODELS_VIRTIO_GUEST_VIRTIO_BLK_H_
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "models/block/block_stack.h"
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
 #include "models/kvm/kvm.h"
 #include "models/qemu/virtio_blk_device.h"
 #include "models/sync/spinlock.h"
@@ -86,11 +92,12 @@ class VirtioBlk final : public BlockStack, public IrqLineSink {
   const std::vector<Cpu*>& vcpus() const { return vcpus_; }
 
  private:
-  sim::Task LockedAdd(Cpu& cpu, BlockRequest& rq, int tag, bool last, bool* notify);
+  sim::Task QueueRq(Cpu& cpu, BlockRequest& rq, int tag, bool last);
   sim::Task Notify(Cpu& cpu);
   sim::Task FlushKick(Cpu& cpu);
-  sim::Task Interrupt();
-  sim::Task InterruptBody(Cpu& cpu);
+  sim::Task Inject();
+  sim::Task VmInterrupt(Cpu& cpu);
+  sim::Task VirtblkDone(Cpu& cpu);
 
   sim::Simulator* sim_;
   std::vector<Cpu*> vcpus_;
@@ -102,7 +109,7 @@ class VirtioBlk final : public BlockStack, public IrqLineSink {
   Spinlock vq_lock_;
   std::vector<BlockRequest*> rqs_;  // by tag
   std::vector<int> free_tags_;
-  sim::Signal tag_wait_;
+  std::deque<Task*> tag_waiters_;  // the tag pool's wait queue, FIFO
   VirtioBlkStats stats_;
 };
 

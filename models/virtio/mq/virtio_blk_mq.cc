@@ -30,7 +30,6 @@ VirtioBlkMq::VirtioBlkMq(sim::Simulator& sim, std::vector<Cpu*> vcpus, Kvm& kvm,
                                         sim::Rng::ForStream(seed, "virtio_blk_mq.device.vq" + std::to_string(i))));
     vqs_.back()->by_head.assign(static_cast<size_t>(ring_size), nullptr);
   }
-  stats_.poll_time.assign(vqs_.size(), sim::Time::Zero());
   sim_->Spawn(IoThread());
 }
 
@@ -42,12 +41,18 @@ sim::Task VirtioBlkMq::Ioeventfd() {
   co_return;
 }
 
-// virtio_queue_rq()'s locked part (the patch's version).
-sim::Task VirtioBlkMq::LockedAdd(Cpu& cpu, Vq& v, Req* r, bool* notify) {
+// blk_mq_submit_bio() -> virtio_queue_rq() (the patch's version), on the
+// submitting vCPU with its own vq.
+sim::Task VirtioBlkMq::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
+  (void)last;
+  rq.done = false;
+  Req* r = new Req{&rq, sim_->Now(), {}, {}, {}, {}, {}};
+  ++stats_.submitted;
+  co_await cpu.Run(costs_.submit.value + costs_.per_page.value * ExtraPages(rq.bytes));
+  Vq& v = VqOf(cpu);
+  cpu.LocalIrqSave();  // spin_lock_irqsave(&vblk->vqs[qid].lock, flags)
   co_await v.lock.Lock(cpu);
-  cpu.SetState(CpuState::kRunning);
-  co_await sim_->Delay(costs_.add_sgs.value);
-  BlockRequest& rq = *r->rq;
+  co_await cpu.Run(costs_.add_sgs.value);
   if (!rq.polled && v.num_hipri == 0 && v.num_lopri == 0 && !v.cb_enabled) {
     v.cb_enabled = true;  // an idle vq with callbacks off: a low-priority request turns them on
     v.vq.EnableCb();
@@ -66,25 +71,13 @@ sim::Task VirtioBlkMq::LockedAdd(Cpu& cpu, Vq& v, Req* r, bool* notify) {
   } else {
     ++v.num_lopri;
   }
-  co_await sim_->Delay(costs_.kick_prepare.value);
-  *notify = v.vq.KickPrepare() || a.notify;
-  v.lock.Unlock(cpu);
-}
-
-sim::Task VirtioBlkMq::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
-  (void)last;
-  rq.done = false;
-  Req* r = new Req{&rq, sim_->Now(), {}, {}, {}, {}, {}};
-  ++stats_.submitted;
-  co_await cpu.Exec(costs_.submit.value + costs_.per_page.value * ExtraPages(rq.bytes));
-  Vq& v = VqOf(cpu);
-  bool notify = false;
-  co_await HeldRegion(cpu, LockedAdd(cpu, v, r, &notify));
+  co_await cpu.Run(costs_.kick_prepare.value);
+  const bool notify = v.vq.KickPrepare() || a.notify;
+  v.lock.UnlockIrqRestore(cpu);
   r->t_kick = sim_->Now();
   if (notify) {
     ++stats_.kicks;
-    co_await cpu.Exec(sim::Time::Zero());
-    co_await HeldRegion(cpu, kvm_->MmioExitKernel(cpu, ExitKind::kMmioNotify, Ioeventfd()));
+    co_await kvm_->MmioExitKernel(cpu, ExitKind::kMmioNotify, Ioeventfd());
   } else {
     iothread_work_.NotifyAll();  // the IOThread finds it while polling
   }
@@ -188,32 +181,29 @@ sim::Task VirtioBlkMq::DeviceIo(int q, VirtQueueElement e, Req* r) {
   iothread_work_.NotifyAll();
 }
 
-// irqfd -> kvm_set_msi -> posted interrupt; the halted vCPU leaves halt
-// polling and enters the guest, which takes the vector.
+// irqfd -> kvm_set_msi -> posted interrupt on the vq's vCPU.
 sim::Task VirtioBlkMq::Interrupt(int q) {
   Cpu& cpu = *vcpus_[static_cast<size_t>(q)];
   co_await sim_->Delay(kvm_->costs().irq_inject.value);
   vqs_[static_cast<size_t>(q)]->irq_pending = false;
-  if (cpu.spinning()) {
-    // The vCPU is polling on this vq (interrupts raced with the switch-off):
-    // the poller reaps; the interrupt finds nothing (not expected here).
-    ++stats_.spurious_interrupts;
-    co_return;
-  }
-  co_await kvm_->IrqKick(cpu);
-  co_await HeldRegion(cpu, InterruptBody(cpu, q));
+  cpu.RaiseIrq(VringInterrupt(cpu, q));
 }
 
-sim::Task VirtioBlkMq::InterruptBody(Cpu& cpu, int q) {
+// The guest's interrupt: the halted vCPU leaves halt polling and enters the
+// guest, which takes the vector: vring_interrupt() -> virtblk_done().
+sim::Task VirtioBlkMq::VringInterrupt(Cpu& cpu, int q) {
+  co_await kvm_->IrqKick(cpu);
   ++stats_.interrupts;
-  cpu.SetState(CpuState::kRunning);
-  co_await sim_->Delay(costs_.irq_entry.value);
+  co_await cpu.Run(costs_.irq_entry.value);
   Vq& v = *vqs_[static_cast<size_t>(q)];
-  if (!v.vq.MoreUsed()) co_return;
+  if (!v.vq.MoreUsed()) {
+    ++stats_.spurious_interrupts;  // a poller reaped it first
+    co_return;
+  }
+  cpu.LocalIrqSave();
   co_await v.lock.Lock(cpu);
-  cpu.SetState(CpuState::kRunning);
   co_await Reap(cpu, v, /*polled=*/false);
-  v.lock.Unlock(cpu);
+  v.lock.UnlockIrqRestore(cpu);
 }
 
 // virtblk_complete_requests(), shared by the interrupt and the poll path.
@@ -223,7 +213,7 @@ sim::Task VirtioBlkMq::Reap(Cpu& cpu, Vq& v, bool polled) {
   do {
     if (v.cb_enabled) v.vq.DisableCb();
     while (std::optional<Virtqueue::UsedBuf> b = v.vq.GetBuf()) {
-      co_await sim_->Delay(costs_.complete.value);
+      co_await cpu.Run(costs_.complete.value);
       Req* r = reinterpret_cast<Req*>(b->token);
       BlockRequest& rq = *r->rq;
       if (rq.polled) {
@@ -248,7 +238,7 @@ sim::Task VirtioBlkMq::Reap(Cpu& cpu, Vq& v, bool polled) {
       rq.device_end = r->t_dev_end;
       delete r;
       rq.done = true;
-      rq.sink->Complete(rq, cpu);
+      co_await rq.sink->Complete(rq, cpu);
     }
     if (!v.cb_enabled && v.num_hipri == 0) {
       v.cb_enabled = true;  // the last HIPRI request is done: interrupts back on
@@ -258,39 +248,26 @@ sim::Task VirtioBlkMq::Reap(Cpu& cpu, Vq& v, bool polled) {
   } while (again);
 }
 
-sim::Task VirtioBlkMq::PollReap(Cpu& cpu, int q) {
-  Vq& v = *vqs_[static_cast<size_t>(q)];
-  co_await v.lock.Lock(cpu);
-  cpu.SetState(CpuState::kRunning);
-  co_await Reap(cpu, v, /*polled=*/true);
-  v.lock.Unlock(cpu);
-}
-
-// blk_poll() -> virtblk_poll(): spin until the used index moves, then reap
-// under the lock.
+// blk_poll() -> virtblk_poll(): spin until the used index moves (a
+// lock-free peek), then reap under the vq lock.
 sim::Task VirtioBlkMq::Poll(Cpu& cpu, BlockRequest& rq) {
   Vq& v = VqOf(cpu);
-  const int q = cpu.id() % num_queues();
   while (!rq.done) {
     if (!v.vq.MoreUsed()) {
-      const uint64_t resets = resets_;
-      const sim::Time before = cpu.TimeInContext(ExecContext::kPoll);
-      co_await cpu.SpinUntil(v.used.Wait());
-      // A reset during the spin restarted the CPU's counters: count from it.
-      const sim::Time after = cpu.TimeInContext(ExecContext::kPoll);
-      stats_.poll_time[static_cast<size_t>(q)] += resets == resets_ ? after - before : after;
+      co_await cpu.SpinUntil(v.used.Wait(), CpuTime::kPoll);
       continue;
     }
-    co_await cpu.Exec(costs_.poll_detect.value);
-    co_await HeldRegion(cpu, PollReap(cpu, q));
+    co_await cpu.Run(costs_.poll_detect.value);
+    cpu.LocalIrqSave();
+    co_await v.lock.Lock(cpu);
+    co_await Reap(cpu, v, /*polled=*/true);
+    v.lock.UnlockIrqRestore(cpu);
   }
 }
 
 void VirtioBlkMq::ResetStats() {
   stats_.Reset();
-  stats_.poll_time.assign(vqs_.size(), sim::Time::Zero());
   stats_.since = stats_.last_completion = sim_->Now();
-  ++resets_;
   kvm_->ResetStats();
   for (auto& v : vqs_) {
     v->vq.ResetStats();

@@ -91,7 +91,7 @@ struct VirtioBlkMqStats {
   uint64_t submitted = 0;
   uint64_t kicks = 0;
   uint64_t interrupts = 0;          // vring_interrupt runs
-  uint64_t spurious_interrupts = 0; // arrived while the vCPU polled (dropped)
+  uint64_t spurious_interrupts = 0; // found nothing to reap (a poller had reaped it)
   uint64_t irq_completions = 0;
   uint64_t polled_completions = 0;
   uint64_t iothread_wakeups = 0;
@@ -107,11 +107,6 @@ struct VirtioBlkMqStats {
   double guest_complete_ns = 0;     // push -> sink called (irq path or poll)
   double iothread_busy_ns = 0;
   double link_busy_ns = 0;          // device data transfer time (the bandwidth server's busy time)
-  // Per vq (the vCPU that polls it): time spent spinning in Poll() for the
-  // used index to move, in poll context only (interrupt work taken during
-  // the spin is not polling). Held regions -- which also hold the vCPU
-  // through Cpu::SpinUntil -- are not counted.
-  std::vector<sim::Time> poll_time;
   sim::Time since;                  // last reset
   sim::Time last_completion;        // the window for utilisations: [since, last_completion]
   void Reset() { *this = VirtioBlkMqStats(); }
@@ -168,14 +163,12 @@ class VirtioBlkMq final : public BlockStack {
   };
 
   Vq& VqOf(Cpu& cpu) { return *vqs_[static_cast<size_t>(cpu.id()) % vqs_.size()]; }
-  sim::Task LockedAdd(Cpu& cpu, Vq& v, Req* r, bool* notify);
   sim::Task Ioeventfd();
   sim::Task IoThread();
   void AdjustPollingTime(sim::Time block);
   sim::Task DeviceIo(int q, VirtQueueElement e, Req* r);
   sim::Task Interrupt(int q);
-  sim::Task InterruptBody(Cpu& cpu, int q);
-  sim::Task PollReap(Cpu& cpu, int q);
+  sim::Task VringInterrupt(Cpu& cpu, int q);
   sim::Task Reap(Cpu& cpu, Vq& v, bool polled);
 
   sim::Simulator* sim_;
@@ -190,7 +183,6 @@ class VirtioBlkMq final : public BlockStack {
   std::deque<Done> done_;
   sim::Time link_free_;
   VirtioBlkMqStats stats_;
-  uint64_t resets_ = 0;  // ResetStats calls, to tell a spin the reset cut
 };
 
 }  // namespace models
