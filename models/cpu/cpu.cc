@@ -349,17 +349,22 @@ void Cpu::OnSwitchDone() {
     next->on_cpu_ = true;
     next->exec_start_ = sim_->Now();
     next->run_delay_ += sim_->Now() - next->enqueued_at_;
-    const sim::Time slice = sched_->SliceOf(*this, *next);
-    if (slice != sim::Time::Max()) {
-      slice_end_ = sim_->Now() + slice;
-      sim_->ScheduleAt(slice_end_, slice_timer_.handle());
-    }
+    ArmSlice(sched_->SliceOf(*this, *next));
   }
   Account();
   sched_->FinishSwitch(*this, prev);
   if (curr_ == next) ThawCurrent();
   if (CanTakeIrq()) KickIrq();
   if (curr_ == nullptr && !switching_) sched_->PickOnIdle(*this);
+}
+
+void Cpu::ArmSlice(sim::Time slice) {
+  if (slice == sim::Time::Max()) {
+    slice_end_ = sim::Time::Max();
+    return;
+  }
+  slice_end_ = sim_->Now() + slice;
+  sim_->ScheduleAt(slice_end_, slice_timer_.handle());
 }
 
 void Cpu::OnSliceEnd() {
