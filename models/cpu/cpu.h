@@ -323,6 +323,7 @@ class Cpu {
   Callback slice_timer_;
   Callback resched_kick_;
   sim::Time slice_end_ = sim::Time::Max();
+  sim::Time slice_timer_at_ = sim::Time::Max();  // the pending slice_timer_ event
   Task* switch_from_ = nullptr;
 
   sim::StateOccupancy acct_;
