@@ -11,21 +11,23 @@
 
 namespace models {
 
-// A CPU's runqueue (struct cfs_rq).
+// A CPU's runqueue (struct cfs_rq). Its nr_running is kept apart, in
+// FairScheduler::nr_, where scans over many CPUs read it.
 struct FairScheduler::Rq {
-  Rq(FairScheduler* s, Cpu* c) : sched(s), cpu(c), kick(Callback::Bind<&Rq::OnKick>(this)) {}
+  Rq(FairScheduler* s, Cpu* c) : sched(s), cpu(c), id(c->id()), kick(Callback::Bind<&Rq::OnKick>(this)) {}
   void OnKick() { sched->OnKick(*this); }
 
   FairScheduler* sched;
   Cpu* cpu;
+  int id;
+  int llc = 0, socket = 0;  // dense indices into llcs_ and sockets_
   std::vector<Task*> heap;  // queued tasks, a min-heap on (vruntime, seq)
   Task* curr = nullptr;     // picked to run (cfs_rq->curr)
-  int nr = 0;               // nr_running: heap plus curr
   sim::Time min_vruntime;
   bool kick_pending = false;
-  // The other CPUs, nearest first: same LLC, same socket, the rest; each
-  // from the next CPU id on, wrapping (for_each_cpu_wrap).
-  std::vector<Rq*> domain[3];
+  // The other CPUs' ids, nearest first: same LLC, same socket, the rest;
+  // each from the next CPU id on, wrapping (for_each_cpu_wrap).
+  std::vector<int> domain[3];
   Callback kick;
 };
 
@@ -59,39 +61,54 @@ void FairScheduler::Build() {
   wakeup_gran_ = params_.wakeup_granularity * factor;
   for (Cpu* c : by_id) {
     const size_t id = static_cast<size_t>(c->id());
-    if (id >= rqs_.size()) rqs_.resize(id + 1);
-    if (rqs_[id] == nullptr) {
-      rqs_[id] = std::make_unique<Rq>(this, c);
-      ++idle_rqs_;
+    if (id >= rqs_.size()) {
+      rqs_.resize(id + 1);
+      nr_.resize(id + 1, 0);
     }
+    if (rqs_[id] == nullptr) rqs_[id] = std::make_unique<Rq>(this, c);
   }
-  std::map<int, std::vector<Rq*>> llcs, sockets;
-  groups_.clear();
+  // Dense LLC and socket indices, in the order of CPU ids.
+  std::map<std::pair<int, int>, int> llc_index;
+  std::map<int, int> socket_index;
+  std::vector<std::vector<int>> llc_members, socket_members;
+  for (Cpu* c : by_id) {
+    Rq& rq = RqOf(*c);
+    const CpuPlace& place = c->place();
+    auto [l, new_llc] = llc_index.emplace(std::make_pair(place.socket, place.llc), llc_index.size());
+    auto [s, new_socket] = socket_index.emplace(place.socket, socket_index.size());
+    if (new_llc) llc_members.emplace_back();
+    if (new_socket) socket_members.emplace_back();
+    rq.llc = l->second;
+    rq.socket = s->second;
+    llc_members[rq.llc].push_back(rq.id);
+    socket_members[rq.socket].push_back(rq.id);
+  }
   for (int i = 0; i < n; ++i) {
     Rq& a = RqOf(*by_id[i]);
     for (auto& d : a.domain) d.clear();
     for (int k = 1; k < n; ++k) {
-      Rq& b = RqOf(*by_id[(i + k) % n]);
-      switch (DistanceOf(a.cpu->place(), b.cpu->place())) {
-        case CpuDistance::kSame:
-        case CpuDistance::kCore:
-        case CpuDistance::kLlc: a.domain[0].push_back(&b); break;
-        case CpuDistance::kSocket: a.domain[1].push_back(&b); break;
-        case CpuDistance::kRemote: a.domain[2].push_back(&b); break;
-      }
+      const Rq& b = RqOf(*by_id[(i + k) % n]);
+      const int d = b.llc == a.llc ? 0 : b.socket == a.socket ? 1 : 2;
+      a.domain[d].push_back(b.id);
     }
-    llcs[a.cpu->place().llc].push_back(&a);
-    sockets[a.cpu->place().socket].push_back(&a);
+  }
+  llcs_.assign(llc_members.size(), Counts());
+  sockets_.assign(socket_members.size(), Counts());
+  total_ = Counts();
+  for (Cpu* c : by_id) {
+    const int nr = nr_[static_cast<size_t>(c->id())];
+    Count(RqOf(*c), nr == 0, nr >= 2);
   }
   // Balance groups, smallest first; one that repeats the level below is
   // left out.
-  for (auto* level : {&llcs, &sockets}) {
-    for (auto& [key, g] : *level) {
+  groups_.clear();
+  std::vector<int> all;
+  for (Cpu* c : by_id) all.push_back(c->id());
+  for (auto* level : {&llc_members, &socket_members}) {
+    for (const std::vector<int>& g : *level) {
       if (g.size() >= 2 && std::find(groups_.begin(), groups_.end(), g) == groups_.end()) groups_.push_back(g);
     }
   }
-  std::vector<Rq*> all;
-  for (Cpu* c : by_id) all.push_back(&RqOf(*c));
   if (all.size() >= 2 && std::find(groups_.begin(), groups_.end(), all) == groups_.end()) {
     groups_.push_back(std::move(all));
   }
@@ -100,7 +117,7 @@ void FairScheduler::Build() {
 
 int FairScheduler::NrRunning(const Cpu& cpu) const {
   const size_t id = static_cast<size_t>(cpu.id());
-  return id < rqs_.size() && rqs_[id] != nullptr ? rqs_[id]->nr : 0;
+  return id < nr_.size() ? nr_[id] : 0;
 }
 
 sim::Time FairScheduler::min_vruntime(const Cpu& cpu) const {
@@ -109,11 +126,32 @@ sim::Time FairScheduler::min_vruntime(const Cpu& cpu) const {
 }
 
 void FairScheduler::AddNr(Rq& rq, int delta) {
-  const int old = rq.nr;
-  rq.nr += delta;
-  idle_rqs_ += (rq.nr == 0) - (old == 0);
-  overloaded_rqs_ += (rq.nr >= 2) - (old >= 2);
+  int& nr = nr_[static_cast<size_t>(rq.id)];
+  const int idle = (nr + delta == 0) - (nr == 0);
+  const int overloaded = (nr + delta >= 2) - (nr >= 2);
+  nr += delta;
+  if (idle != 0 || overloaded != 0) Count(rq, idle, overloaded);
 }
+
+void FairScheduler::Count(const Rq& rq, int idle, int overloaded) {
+  for (Counts* c : {&llcs_[static_cast<size_t>(rq.llc)], &sockets_[static_cast<size_t>(rq.socket)], &total_}) {
+    c->idle += idle;
+    c->overloaded += overloaded;
+  }
+}
+
+FairScheduler::Counts FairScheduler::DomainCounts(const Rq& rq, int d) const {
+  const Counts& llc = llcs_[static_cast<size_t>(rq.llc)];
+  const Counts& socket = sockets_[static_cast<size_t>(rq.socket)];
+  const int nr = nr_[static_cast<size_t>(rq.id)];
+  switch (d) {
+    case 0: return {llc.idle - (nr == 0), llc.overloaded - (nr >= 2)};
+    case 1: return {socket.idle - llc.idle, socket.overloaded - llc.overloaded};
+    default: return {total_.idle - socket.idle, total_.overloaded - socket.overloaded};
+  }
+}
+
+int FairScheduler::NrOf(const Rq& rq) const { return nr_[static_cast<size_t>(rq.id)]; }
 
 sim::Time FairScheduler::CurrVruntime(const Rq& rq) const {
   const Task& c = *rq.curr;
@@ -209,26 +247,26 @@ Cpu& FairScheduler::SelectTaskRq(Task& p, Cpu* waker) {
   Cpu* target = nullptr;
   if (waker != nullptr && prev != nullptr) {
     const Rq& pr = RqOf(*prev);
-    if (pr.nr == 0 && p.AllowedOn(prev->id())) {
+    if (nr_[static_cast<size_t>(pr.id)] == 0 && Allowed(p, pr.id)) {
       target = prev;
-    } else {
+    } else if (DomainCounts(pr, 0).idle > 0) {
       // select_idle_sibling(): an idle CPU sharing the LLC.
-      for (const Rq* r : pr.domain[0]) {
-        if (r->nr == 0 && p.AllowedOn(r->cpu->id())) {
-          target = r->cpu;
+      for (int id : pr.domain[0]) {
+        if (nr_[static_cast<size_t>(id)] == 0 && Allowed(p, id)) {
+          target = RqOf(id).cpu;
           break;
         }
       }
     }
-    if (target == nullptr && p.AllowedOn(prev->id())) target = prev;
+    if (target == nullptr && Allowed(p, pr.id)) target = prev;
   }
   if (target == nullptr) {
     // A new task (or one whose CPU it may no longer use): the CPU with the
     // fewest runnable tasks, the first of equals.
     int best = 0;
     for (Cpu* c : cpus()) {
-      if (!p.AllowedOn(c->id())) continue;
-      const int nr = RqOf(*c).nr;
+      if (!Allowed(p, c->id())) continue;
+      const int nr = nr_[static_cast<size_t>(c->id())];
       if (target == nullptr || nr < best) {
         target = c;
         best = nr;
@@ -250,14 +288,14 @@ void FairScheduler::EnqueueTask(Cpu& cpu, Task& p, bool wakeup) {
     p.vruntime_ += rq.min_vruntime;  // a migration: back on this CPU's clock
   } else if (!p.started_) {
     // place_entity(initial): START_DEBIT, one slice as if already queued.
-    p.vruntime_ = rq.min_vruntime + (params_.start_debit ? Slice(rq.nr + 1) : sim::Time::Zero());
+    p.vruntime_ = rq.min_vruntime + (params_.start_debit ? Slice(NrOf(rq) + 1) : sim::Time::Zero());
   } else {
     // place_entity(): the sleeper's credit, half a latency.
     p.vruntime_ = std::max(p.vruntime_, rq.min_vruntime - latency_ / 2);
   }
   Push(rq, p);
   AddNr(rq, +1);
-  if (rq.nr >= 2) {
+  if (NrOf(rq) >= 2) {
     KickIdle(rq, p);
     ArmBalance();
   }
@@ -296,8 +334,10 @@ void FairScheduler::StartRunning(Cpu& cpu, Task& p) { RqOf(cpu).curr = &p; }
 
 void FairScheduler::StopRunning(Cpu& cpu, Task& p, sim::Time ran) {
   Rq& rq = RqOf(cpu);
-  UpdateMinVruntime(rq);  // with p's run up to now
+  // update_curr() and update_min_vruntime() with p's run up to now.
   p.vruntime_ += ran;
+  const sim::Time v = rq.heap.empty() ? p.vruntime_ : std::min(p.vruntime_, rq.heap.front()->vruntime_);
+  rq.min_vruntime = std::max(rq.min_vruntime, v);
   rq.curr = nullptr;
   AddNr(rq, -1);
 }
@@ -305,12 +345,12 @@ void FairScheduler::StopRunning(Cpu& cpu, Task& p, sim::Time ran) {
 void FairScheduler::SwitchedOut(Cpu& cpu, Task& prev) {
   // A preempted task could not be pulled while it was switching out.
   Rq& rq = RqOf(cpu);
-  if (prev.on_rq() && rq.curr != &prev && rq.nr >= 2) KickIdle(rq, prev);
+  if (prev.on_rq() && rq.curr != &prev && NrOf(rq) >= 2) KickIdle(rq, prev);
 }
 
 sim::Time FairScheduler::SliceOf(Cpu& cpu, Task& p) {
   (void)p;
-  return Slice(RqOf(cpu).nr);
+  return Slice(nr_[static_cast<size_t>(cpu.id())]);
 }
 
 void FairScheduler::SliceEnded(Cpu& cpu, Task& p) {
@@ -319,7 +359,7 @@ void FairScheduler::SliceEnded(Cpu& cpu, Task& p) {
     UpdateMinVruntime(rq);
     if (rq.heap.empty() || CurrVruntime(rq) < rq.heap.front()->vruntime_) {
       // Still the leftmost: it would be picked again.
-      RearmSlice(cpu, Slice(rq.nr));
+      RearmSlice(cpu, Slice(NrOf(rq)));
       return;
     }
   }
@@ -331,27 +371,31 @@ void FairScheduler::SliceEnded(Cpu& cpu, Task& p) {
 Task* FairScheduler::Movable(const Rq& from, const Cpu& to) const {
   Task* best = nullptr;
   for (Task* t : from.heap) {
-    if (t->on_cpu() || !t->AllowedOn(to.id())) continue;
+    if (t->on_cpu() || !Allowed(*t, to.id())) continue;
     if (best == nullptr || Before(best, t)) best = t;
   }
   return best;
 }
 
 bool FairScheduler::Pull(Rq& rq) {
-  if (overloaded_rqs_ == 0) return false;
-  for (const auto& domain : rq.domain) {
-    Rq* busiest = nullptr;
+  if (total_.overloaded == 0) return false;
+  for (int d = 0; d < 3; ++d) {
+    if (DomainCounts(rq, d).overloaded == 0) continue;
+    int busiest = 1;
+    Rq* from = nullptr;
     Task* task = nullptr;
-    for (Rq* r : domain) {
-      if (r->nr < 2 || (busiest != nullptr && r->nr <= busiest->nr)) continue;
-      if (Task* t = Movable(*r, *rq.cpu)) {
-        busiest = r;
+    for (int id : rq.domain[d]) {
+      const int nr = nr_[static_cast<size_t>(id)];
+      if (nr <= busiest) continue;
+      if (Task* t = Movable(RqOf(id), *rq.cpu)) {
+        busiest = nr;
+        from = &RqOf(id);
         task = t;
       }
     }
-    if (busiest != nullptr) {
+    if (from != nullptr) {
       ++idle_pulls_;
-      Migrate(*task, *busiest->cpu, *rq.cpu);
+      Migrate(*task, *from->cpu, *rq.cpu);
       return true;
     }
   }
@@ -361,16 +405,18 @@ bool FairScheduler::Pull(Rq& rq) {
 void FairScheduler::IdleBalance(Cpu& cpu) { Pull(RqOf(cpu)); }
 
 void FairScheduler::KickIdle(Rq& rq, const Task& p) {
-  if (idle_rqs_ == 0) return;
-  for (const auto& domain : rq.domain) {
-    for (Rq* r : domain) {
-      if (r->nr != 0 || r->kick_pending || !p.AllowedOn(r->cpu->id())) continue;
-      r->kick_pending = true;
-      const sim::Time ipi = r->cpu->sched_costs().wakeup_latency;
+  if (total_.idle == 0) return;
+  for (int d = 0; d < 3; ++d) {
+    if (DomainCounts(rq, d).idle == 0) continue;
+    for (int id : rq.domain[d]) {
+      Rq& r = RqOf(id);
+      if (nr_[static_cast<size_t>(id)] != 0 || r.kick_pending || !Allowed(p, id)) continue;
+      r.kick_pending = true;
+      const sim::Time ipi = r.cpu->sched_costs().wakeup_latency;
       if (ipi == sim::Time::Zero()) {
-        sim().Wake(r->kick.handle());  // after the enqueue has finished
+        sim().Wake(r.kick.handle());  // after the enqueue has finished
       } else {
-        sim().ScheduleAt(sim().Now() + ipi, r->kick.handle());
+        sim().ScheduleAt(sim().Now() + ipi, r.kick.handle());
       }
       return;
     }
@@ -380,7 +426,7 @@ void FairScheduler::KickIdle(Rq& rq, const Task& p) {
 void FairScheduler::OnKick(Rq& rq) {
   rq.kick_pending = false;
   // Idle still: reschedule, which pulls (PickOnIdle, IdleBalance).
-  if (rq.nr == 0 && overloaded_rqs_ > 0) Resched(*rq.cpu, sim::Time::Zero());
+  if (NrOf(rq) == 0 && total_.overloaded > 0) Resched(*rq.cpu, sim::Time::Zero());
 }
 
 void FairScheduler::ArmBalance() {
@@ -393,23 +439,24 @@ void FairScheduler::ArmBalance() {
 
 void FairScheduler::OnBalanceTick() {
   balance_armed_ = false;
-  for (const std::vector<Rq*>& g : groups_) Balance(g);
-  if (overloaded_rqs_ > 0) ArmBalance();
+  for (const std::vector<int>& g : groups_) Balance(g);
+  if (total_.overloaded > 0) ArmBalance();
 }
 
-void FairScheduler::Balance(const std::vector<Rq*>& group) {
+void FairScheduler::Balance(const std::vector<int>& group) {
   for (size_t moves = 0; moves < group.size(); ++moves) {
-    Rq* busiest = group.front();
-    Rq* idlest = group.front();
-    for (Rq* r : group) {
-      if (r->nr > busiest->nr) busiest = r;
-      if (r->nr < idlest->nr) idlest = r;
+    int busiest = group.front(), idlest = group.front();
+    for (int id : group) {
+      if (nr_[static_cast<size_t>(id)] > nr_[static_cast<size_t>(busiest)]) busiest = id;
+      if (nr_[static_cast<size_t>(id)] < nr_[static_cast<size_t>(idlest)]) idlest = id;
     }
-    if (busiest->nr - idlest->nr < 2) return;
-    Task* t = Movable(*busiest, *idlest->cpu);
+    if (nr_[static_cast<size_t>(busiest)] - nr_[static_cast<size_t>(idlest)] < 2) return;
+    Rq& from = RqOf(busiest);
+    Rq& to = RqOf(idlest);
+    Task* t = Movable(from, *to.cpu);
     if (t == nullptr) return;
     ++periodic_moves_;
-    Migrate(*t, *busiest->cpu, *idlest->cpu);
+    Migrate(*t, *from.cpu, *to.cpu);
   }
 }
 

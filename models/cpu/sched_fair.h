@@ -116,10 +116,23 @@ class FairScheduler final : public Scheduler {
 
  private:
   struct Rq;
+  // Runqueues with nothing runnable, and with a task waiting (nr_running
+  // >= 2), in an LLC, a socket or the machine.
+  struct Counts {
+    int idle = 0;
+    int overloaded = 0;
+  };
+  static bool Allowed(const Task& p, int cpu) { return p.allowed().empty() || p.AllowedOn(cpu); }
   // Makes the runqueues and domains for the CPUs added so far.
   void Build();
-  Rq& RqOf(const Cpu& cpu) const { return *rqs_[static_cast<size_t>(cpu.id())]; }
+  Rq& RqOf(const Cpu& cpu) const { return RqOf(cpu.id()); }
+  Rq& RqOf(int id) const { return *rqs_[static_cast<size_t>(id)]; }
+  int NrOf(const Rq& rq) const;
   void AddNr(Rq& rq, int delta);
+  void Count(const Rq& rq, int idle, int overloaded);
+  // The counts of `rq`'s domain `d` (0: its LLC, 1: the rest of its
+  // socket, 2: the other sockets), `rq` itself left out.
+  Counts DomainCounts(const Rq& rq, int d) const;
   sim::Time CurrVruntime(const Rq& rq) const;
   void UpdateMinVruntime(Rq& rq);
   sim::Time Slice(int nr_running) const;
@@ -138,17 +151,19 @@ class FairScheduler final : public Scheduler {
   void OnKick(Rq& rq);
   void ArmBalance();
   void OnBalanceTick();
-  void Balance(const std::vector<Rq*>& group);
+  void Balance(const std::vector<int>& group);
 
   FairParams params_;
   sim::Time latency_, min_gran_, wakeup_gran_;
   std::vector<std::unique_ptr<Rq>> rqs_;  // by CPU id
+  std::vector<int> nr_;                   // nr_running, by CPU id
   size_t built_ = 0;                      // cpus().size() at the last Build()
-  // Groups for the periodic balance: each LLC, each socket, the machine.
-  std::vector<std::vector<Rq*>> groups_;
+  std::vector<Counts> llcs_, sockets_;    // by dense LLC and socket index
+  Counts total_;
+  // Groups of CPU ids for the periodic balance: each LLC, each socket, the
+  // machine.
+  std::vector<std::vector<int>> groups_;
   uint64_t seq_ = 0;
-  int idle_rqs_ = 0;        // runqueues with nothing runnable
-  int overloaded_rqs_ = 0;  // runqueues with a task waiting (nr_running >= 2)
   bool balance_armed_ = false;
   Callback balance_tick_;
   uint64_t idle_pulls_ = 0, periodic_moves_ = 0;
