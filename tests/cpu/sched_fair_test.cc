@@ -131,10 +131,30 @@ sim::Task SleepThenSpin(Task& t, const bool& go) {
   co_await t.RunUser(Time::Seconds(1000000));
 }
 
-sim::Task WakeAt(Scheduler& s, Cpu& waker, Time at, std::deque<Task>& tasks, bool& go) {
+sim::Task WakeAt(Scheduler& s, Cpu& waker, Time at, std::vector<Task*> tasks, bool& go) {
   co_await waker.sim().Delay(at - waker.sim().Now());
   go = true;
-  for (Task& t : tasks) co_await s.TryToWakeUp(t, waker);
+  for (Task* t : tasks) co_await s.TryToWakeUp(*t, waker);
+}
+
+TEST(FairScheduler, ALongSleeperPreemptsAtOnceAndRunsItsCreditOfHalfALatency) {
+  // One CPU (6ms latency, 1ms wakeup granularity). The sleeper wakes at
+  // min_vruntime - 3ms, 3ms behind the hog: more than the granularity, so
+  // it preempts; with two runnable its slice is 3ms, after which the two
+  // are level and the hog (queued earlier) runs.
+  Machine m(Topology(1, 1, 1), FairParams{});
+  Task sleeper("sleeper"), hog("hog");
+  bool go = false;
+  m.sched.Start(sleeper, SleepThenSpin(sleeper, go));
+  m.sched.Start(hog, Forever(hog));
+  m.sim.Spawn(WakeAt(m.sched, *m.cpus[0], 100_ms, {&sleeper}, go));
+  m.sim.RunUntil(100_ms);
+  EXPECT_EQ(m.cpus[0]->current(), &sleeper);
+  m.sim.RunUntil(103_ms - 1_ns);
+  EXPECT_EQ(m.cpus[0]->current(), &sleeper);
+  m.sim.RunUntil(103_ms);
+  EXPECT_EQ(m.cpus[0]->current(), &hog);
+  EXPECT_EQ(hog.nivcsw(), 1u);
 }
 
 TEST(FairScheduler, PeriodicBalanceMovesATaskWhenRunqueuesDifferByTwo) {
@@ -155,7 +175,7 @@ TEST(FairScheduler, PeriodicBalanceMovesATaskWhenRunqueuesDifferByTwo) {
     m.sched.Start(spinners.back(), Forever(spinners.back()));
   }
   for (const Task& t : sleepers) EXPECT_EQ(t.cpu()->id(), 0);
-  m.sim.Spawn(WakeAt(m.sched, *m.cpus[0], 101_ms, sleepers, go));
+  m.sim.Spawn(WakeAt(m.sched, *m.cpus[0], 101_ms, {&sleepers[0], &sleepers[1]}, go));
   m.sim.RunUntil(102_ms);
   EXPECT_EQ(m.sched.NrRunning(*m.cpus[0]), 3);
   EXPECT_EQ(m.sched.NrRunning(*m.cpus[1]), 1);
