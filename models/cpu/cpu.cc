@@ -349,11 +349,7 @@ void Cpu::OnSwitchDone() {
     next->on_cpu_ = true;
     next->exec_start_ = sim_->Now();
     next->run_delay_ += sim_->Now() - next->enqueued_at_;
-    const sim::Time slice = sched_->SliceOf(*this, *next);
-    if (slice != sim::Time::Max()) {
-      slice_end_ = sim_->Now() + slice;
-      sim_->ScheduleAt(slice_end_, slice_timer_.handle());
-    }
+    ArmSlice(sched_->SliceOf(*this, *next));
   }
   Account();
   sched_->FinishSwitch(*this, prev);
@@ -362,8 +358,35 @@ void Cpu::OnSwitchDone() {
   if (curr_ == nullptr && !switching_) sched_->PickOnIdle(*this);
 }
 
+// The slice timer keeps at most one event pending (at slice_timer_at_): a
+// slice that ends later than it is left to that event, which arms the next
+// one when it fires. Slices are long and most tasks sleep well before theirs
+// ends, so an event per switch would mostly be stale, and would crowd the
+// event queue.
+void Cpu::ArmSlice(sim::Time slice) {
+  if (slice == sim::Time::Max()) {
+    slice_end_ = sim::Time::Max();
+    return;
+  }
+  slice_end_ = sim_->Now() + slice;
+  if (slice_end_ < slice_timer_at_) {
+    slice_timer_at_ = slice_end_;
+    sim_->ScheduleAt(slice_end_, slice_timer_.handle());
+  }
+}
+
 void Cpu::OnSliceEnd() {
-  if (curr_ == nullptr || switching_ || sim_->Now() != slice_end_) return;
+  const sim::Time now = sim_->Now();
+  if (now == slice_timer_at_) slice_timer_at_ = sim::Time::Max();
+  if (curr_ == nullptr || switching_ || slice_end_ == sim::Time::Max()) return;
+  if (now < slice_end_) {
+    // Armed for an earlier slice: wait for this one's end.
+    if (slice_end_ < slice_timer_at_) {
+      slice_timer_at_ = slice_end_;
+      sim_->ScheduleAt(slice_end_, slice_timer_.handle());
+    }
+    return;
+  }
   slice_end_ = sim::Time::Max();
   sched_->SliceEnded(*this, *curr_);
 }

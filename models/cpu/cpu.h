@@ -265,6 +265,8 @@ class Cpu {
   void OnIrqKick();     // irq_kick_: try to take a pending interrupt
   void OnSwitchDone();  // switch_done_: the context switch has ended
   void OnSliceEnd();    // slice_timer_: the current task's slice is over
+  // Starts a slice of `slice` for the current task from now (Max: none).
+  void ArmSlice(sim::Time slice);
   void OnReschedKick(); // resched_kick_: need_resched, looked at from an event of its own
   // Arms the task timer for the current task's wait.
   void ArmTask();
@@ -321,6 +323,7 @@ class Cpu {
   Callback slice_timer_;
   Callback resched_kick_;
   sim::Time slice_end_ = sim::Time::Max();
+  sim::Time slice_timer_at_ = sim::Time::Max();  // the pending slice_timer_ event
   Task* switch_from_ = nullptr;
 
   sim::StateOccupancy acct_;

@@ -110,9 +110,13 @@ void Scheduler::Resched(Cpu& cpu, sim::Time delay) {
 
 void Scheduler::PickOnIdle(Cpu& cpu) {
   if (cpu.curr_ != nullptr || cpu.switching_) return;
+  cpu.need_resched_ = false;
   Task* next = PickNextTask(cpu);
   if (next == nullptr) {
     IdleBalance(cpu);
+    // A pulled task makes an idle CPU reschedule at once (Migrate), which
+    // may already have switched to it.
+    if (cpu.curr_ != nullptr || cpu.switching_) return;
     next = PickNextTask(cpu);
   }
   if (next == nullptr) return;
@@ -122,6 +126,9 @@ void Scheduler::PickOnIdle(Cpu& cpu) {
 
 void Scheduler::Switch(Cpu& cpu, bool preempt) {
   Task& prev = *cpu.curr_;
+  // __schedule() clears need_resched whatever called it: a reschedule
+  // asked for while the task could not be preempted is served by this one.
+  cpu.need_resched_ = false;
   const sim::Time now = sim_->Now();
   const sim::Time ran = now - prev.exec_start_;
   prev.runtime_ += ran;
@@ -142,9 +149,10 @@ void Scheduler::Switch(Cpu& cpu, bool preempt) {
     next = PickNextTask(cpu);
   }
   if (next == &prev) {
-    // Picked again: no switch.
+    // Picked again: no switch, but a new slice (set_next_entity).
     prev.exec_start_ = now;
     StartRunning(cpu, prev);
+    cpu.ArmSlice(SliceOf(cpu, prev));
     cpu.ThawCurrent();
     return;
   }
@@ -161,6 +169,7 @@ void Scheduler::Switch(Cpu& cpu, bool preempt) {
 void Scheduler::FinishSwitch(Cpu& cpu, Task* prev) {
   if (prev == nullptr) return;
   prev->on_cpu_ = false;
+  SwitchedOut(cpu, *prev);
   if (prev->wake_pending_) {
     prev->wake_pending_ = false;
     Activate(*prev, &cpu);

@@ -97,6 +97,9 @@ class Scheduler {
   // stops (put_prev/dequeue), with the runtime it just had.
   virtual void StartRunning(Cpu& rq, Task& p) { (void)rq, (void)p; }
   virtual void StopRunning(Cpu& rq, Task& p, sim::Time ran) { (void)rq, (void)p, (void)ran; }
+  // finish_task_switch(): `prev` has left `rq` (it is no longer on_cpu) and
+  // may still be queued there; from now on it can migrate.
+  virtual void SwitchedOut(Cpu& rq, Task& prev) { (void)rq, (void)prev; }
   // newidle_balance(): `rq` is about to go idle; the policy may move queued
   // tasks to it (with Migrate).
   virtual void IdleBalance(Cpu& rq) { (void)rq; }
@@ -107,6 +110,11 @@ class Scheduler {
     return sim::Time::Max();
   }
 
+  // The running `p`'s slice on `cpu` has ended (scheduler_tick decided).
+  // By default: reschedule. A policy may instead give it a new slice with
+  // RearmSlice (check_preempt_tick finding no reason to preempt).
+  virtual void SliceEnded(Cpu& cpu, Task& p);
+
   // ---- Helpers for policies ----
   // Moves queued task `p` from `from` to `to` (a migration), and makes `to`
   // reschedule if it is idle.
@@ -114,6 +122,8 @@ class Scheduler {
   // Asks `cpu` to reschedule: at once when it is this CPU's event, after
   // `delay` otherwise (an IPI).
   void Resched(Cpu& cpu, sim::Time delay);
+  // Starts a new slice of `slice` for the task running on `cpu`, from now.
+  void RearmSlice(Cpu& cpu, sim::Time slice) { cpu.ArmSlice(slice); }
 
  private:
   friend class Cpu;
@@ -129,8 +139,6 @@ class Scheduler {
   void Activate(Task& p, Cpu* waker);
   // A CPU with nothing running picks its next task.
   void PickOnIdle(Cpu& cpu);
-  // The running task's slice has ended (scheduler_tick decided).
-  void SliceEnded(Cpu& cpu, Task& p);
 
   sim::Simulator* sim_;
   std::vector<Cpu*> cpus_;
