@@ -27,11 +27,13 @@ const std::vector<std::string>& FioMetrics() {
 
 LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 
-// An fio workload on the scenario's stack: fio's report, summarized as
-// metrics. IOPS carries the run's confidence half-width when fio measured
-// enough batches for one; the others have no interval.
-absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const RunOptions& options,
-                                             VariantResult out) {
+void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
+             const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
+             const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
+absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& field);
+
+// The scenario's fio job file, cut to workload.fio.section when given.
+absl::StatusOr<fio::JobFile> JobsOf(const viosim::Scenario& s, const RunOptions& options) {
   const std::string& job = s.workload().fio().job_file();
   if (job.empty()) return absl::InvalidArgumentError("field 'workload.fio.job_file' is required");
   const std::string path = job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
@@ -48,68 +50,66 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const Ru
     }
     jobs->jobs = std::move(keep);
   }
+  return jobs;
+}
+
+// An fio workload on the scenario's stack, under the same measurement
+// engine as every workload: fio's processes issue I/O from the start, the
+// run is warmed up for run.warmup, then measured for run.duration in
+// run.batches batches. Every metric is a ratio of counts over the window
+// (IOPS is completions over the window's exact length), with its batch
+// means interval; clat_p99_us comes from the window's histogram and has
+// none.
+absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
+                                             const RunOptions& options, VariantResult out) {
+  absl::StatusOr<fio::JobFile> jobs = JobsOf(s, options);
+  if (!jobs.ok()) return jobs.status();
+  sim::Simulator sim;
+  fio::WorkloadControl control;
+  control.seed = s.run().seed();
+  absl::StatusOr<FioRig> rig = FioRig::Make(sim, s, *jobs, control);
+  if (!rig.ok()) return rig.status();
+  fio::Workload& w = *rig->workload;
+  Machine& m = *rig->machine;
+  BuiltStack& stack = *rig->stack;
+  if (absl::Status st = w.Start(); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("field 'workload.fio': ", st.message()));
+  }
+  const fio::Workload::WindowCounters& win = w.window();
+  const double procs = w.processes();
+  auto elapsed = [&m] { return m.ElapsedS(); };
+  auto cpu_s = [&m, procs] { return m.ElapsedS() * procs; };
+  auto ios = [&win] { return static_cast<double>(win.ios[0] + win.ios[1]); };
+  // In the order of FioMetrics(), clat_p99_us left out (added after).
+  std::vector<sim::RatioMetric> metrics = {
+      {"iops", ios, elapsed, 1},
+      {"read_iops", [&win] { return static_cast<double>(win.ios[0]); }, elapsed, 1},
+      {"write_iops", [&win] { return static_cast<double>(win.ios[1]); }, elapsed, 1},
+      {"bw_mib_s", [&win] { return win.bytes; }, elapsed, 1.0 / (1 << 20)},
+      {"clat_mean_us", [&win] { return win.clat_ns; }, ios, 1e-3},
+      {"lat_mean_us", [&win] { return win.lat_ns; }, ios, 1e-3},
+      {"usr_cpu_pct", [&win] { return win.usr.ToSeconds(); }, cpu_s, 100},
+      {"sys_cpu_pct", [&win] { return win.sys.ToSeconds(); }, cpu_s, 100},
+  };
+  for (sim::RatioMetric& r : stack.Metrics()) metrics.push_back(std::move(r));
+  auto reset = [&] {
+    stack.ResetStats();
+    m.ResetStats();
+    w.ResetCounters();
+  };
+  auto name_tracks = [&m](sim::TraceWriter& t) {
+    for (models::Cpu* c : m.cpus()) c->NameTraceTrack(t);
+  };
+  Measure(sim, plan, options, reset, name_tracks, metrics, &out);
+  out.metrics.insert(out.metrics.begin() + 5,
+                     sim::MetricEstimate{"clat_p99_us", win.clat.Percentile(99) / 1000.0, std::nullopt});
   StackExtras extras;
-  FioRunOptions fio_options;
-  fio_options.extras = &extras;
-  std::unique_ptr<sim::TraceWriter> trace;
-  if (options.trace) {
-    trace = std::make_unique<sim::TraceWriter>();
-    fio_options.trace = trace.get();
-    fio_options.trace_window = options.trace_window;
-  }
-  absl::StatusOr<fio::FioReport> report = RunFio(s, *jobs, fio_options);
-  if (!report.ok()) return report.status();
-  double ios[2] = {0, 0}, bytes = 0, clat_sum = 0, lat_sum = 0, n = 0, usr = 0, sys = 0;
-  uint64_t max_run_ms = 0;
-  fio::LatStat clat_all;
-  for (const fio::ThreadStat& t : report->entities) {
-    for (int d = 0; d < 2; ++d) {
-      const fio::DirStats& ds = t.ddir[d];
-      ios[d] += static_cast<double>(ds.total_ios);
-      bytes += static_cast<double>(ds.io_bytes);
-      clat_sum += ds.clat.mean() * ds.clat.n();
-      lat_sum += ds.lat.mean() * ds.lat.n();
-      n += static_cast<double>(ds.clat.n());
-      max_run_ms = std::max(max_run_ms, ds.runtime_ms);
-      clat_all.Merge(ds.clat);
-    }
-    usr += t.usr_cpu / report->entities.size();
-    sys += t.sys_cpu / report->entities.size();
-  }
-  const double secs = max_run_ms / 1000.0;
-  const double iops = secs > 0 ? (ios[0] + ios[1]) / secs : 0;
-  const double values[] = {iops,
-                           secs > 0 ? ios[0] / secs : 0,
-                           secs > 0 ? ios[1] / secs : 0,
-                           secs > 0 ? bytes / secs / (1 << 20) : 0,
-                           n > 0 ? clat_sum / n / 1000 : 0,
-                           clat_all.Percentile(99) / 1000.0,
-                           n > 0 ? lat_sum / n / 1000 : 0,
-                           usr,
-                           sys};
-  for (size_t i = 0; i < FioMetrics().size(); ++i) {
-    sim::MetricEstimate e{FioMetrics()[i], values[i]};
-    if (i == 0 && report->has_confidence) e.ci95 = iops * report->confidence_pct / 100;
-    out.metrics.push_back(e);
-  }
-  // What the stack shows beyond fio (virtio_blk: kicks, vq_lock, exits,
-  // vCPU time shares); no intervals.
-  for (const auto& [name, value] : extras.metrics) out.metrics.push_back({name, value});
+  rig->FillExtras(extras);
   out.bound = extras.bound;
   out.bound_detail = extras.bound_detail;
   for (const StackExtras::Lock& l : extras.locks) out.locks.push_back(ToRow(l.name, l.stat));
   out.cpu_states = extras.cpu_states;
-  for (const StackExtras::CpuShares& c : extras.cpus) {
-    CpuRow row;
-    row.name = c.name;
-    row.state_pct = c.pct;
-    row.irq_off_pct = c.irq_off_pct;
-    out.cpus.push_back(row);
-  }
-  if (trace) out.trace_json = trace->Finish();
-  out.warmup = sim::Time::Zero();
-  out.duration = sim::Time::FromSecondsDouble(report->simulated_s);
-  out.batches = 0;  // fio's own ramp and steady-state rule set the window
+  for (const StackExtras::CpuShares& c : extras.cpus) out.cpus.push_back(CpuRow{c.name, c.pct, c.irq_off_pct});
   return out;
 }
 
@@ -347,7 +347,7 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
     case viosim::Workload::kLockbench:
       return RunLockBench(resolved, plan, options, std::move(out));
     case viosim::Workload::kFio:
-      return RunFioWorkload(resolved, options, std::move(out));
+      return RunFioWorkload(resolved, plan, options, std::move(out));
     case viosim::Workload::KIND_NOT_SET:
       break;
   }

@@ -3,6 +3,7 @@
 #ifndef VIOSIM_SCENARIOS_FIO_BUILDER_H_
 #define VIOSIM_SCENARIOS_FIO_BUILDER_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "models/fio/job.h"
 #include "models/fio/stats.h"
+#include "models/fio/workload.h"
+#include "scenarios/stack.h"
 #include "models/cpu/cpu.h"
 #include "models/sync/spinlock.h"
 #include "scenarios/scenario.pb.h"
@@ -44,32 +47,6 @@ struct StackExtras {
   std::string bound_detail;
 };
 
-// A resource is saturated, and so bounds the throughput, at this busy
-// share of the measured window or more.
-inline constexpr double kSaturatedPct = 95;
-
-// Busy shares (percent of the measured window) of the resources that can
-// bound a run's throughput, from the simulated counters.
-struct BusyPct {
-  double device_bandwidth = 0;  // the device's data-transfer (bandwidth) server
-  double iothread = 0;          // the QEMU IOThread
-  double vcpu_work = 0;         // the busiest vCPU, its polling left out
-  double vcpu_polling = 0;      // that vCPU's share spent polling
-};
-
-// The classification of a run: `resource` is "device_bandwidth",
-// "iothread" or "vcpu" for the busiest resource when it is saturated, else
-// "per_io_latency" (the synchronous jobs wait on each I/O's latency);
-// `detail` says it in words with the shares behind it, e.g. "device
-// bandwidth (device bandwidth busy 99.98%)". A vCPU that is busy only
-// because it polls does not bound the throughput: it stays per-I/O
-// latency, "vCPUs busy polling".
-struct Bound {
-  std::string resource;
-  std::string detail;
-};
-Bound ClassifyBound(const BusyPct& busy);
-
 struct FioRunOptions {
   // Overrides workload.fio.target_ci_pct when set; 0 forces the full length.
   std::optional<double> target_ci_pct;
@@ -89,8 +66,32 @@ std::vector<std::string> CpuColumns(bool vcpu);
 // One CPU's row of that table over `window_s` seconds ending now.
 StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, double window_s, bool vcpu);
 
-// The extra metric names a stack scenario reports (in order), beyond fio's.
+// The extra metric names a stack scenario reports (in order), beyond fio's:
+// its registered part's (scenarios/stack.h).
 std::vector<std::string> StackMetricNames(const Scenario& stack);
+
+// fio's own CPU costs: estimates, overridden by platform.fio.
+absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Scenario& stack, const models::HostCosts& host);
+
+// An fio job file on a scenario's stack: the machine (CPUs and scheduler),
+// the registered stack part built on it, and fio's processes. Used by both
+// ways of running it: fio's own run rules (RunFio) and the scenario's
+// measurement engine (scenarios/builder.cc).
+struct FioRig {
+  // InvalidArgument naming the field for a bad stack, platform or job.
+  static absl::StatusOr<FioRig> Make(sim::Simulator& sim, const Scenario& stack, const fio::JobFile& jobs,
+                                     const fio::WorkloadControl& control);
+  // Traces [start, start + window) of the run.
+  void Trace(sim::TraceWriter& trace, sim::Time start, sim::Time window);
+  // The stack's metrics (over the window since its last reset), locks,
+  // CPU table and bound.
+  void FillExtras(StackExtras& x);
+
+  const StackPart* part = nullptr;
+  std::unique_ptr<Machine> machine;
+  std::unique_ptr<BuiltStack> stack;
+  std::unique_ptr<fio::Workload> workload;
+};
 
 // REQUIRES: `stack` passed the loader's validation. InvalidArgument for an
 // unknown profile name or a job the stack cannot run (e.g. cpus_allowed

@@ -73,6 +73,14 @@ HostCosts XeonHostCosts() {
                        "Waking a sleeping task on the waker's own CPU (no IPI): pi_lock, rq "
                        "lock, enqueue, check_preempt; the remote cases are estimated at "
                        "0.2-0.3 us (rq lock) and 0.5-1.5 us (with an IPI)"}};
+  c.try_to_wake_up_fast = {Time::Zero(),
+                           {SourceKind::kEstimated,
+                            "A state check (and ttwu_runnable's rq lock) of a task already running or "
+                            "queued: tens of ns at most, not charged"}};
+  c.wakeup_latency = {Time::Zero(),
+                      {SourceKind::kEstimated,
+                       "Not charged: the cases wake tasks on their own or an already running CPU; a "
+                       "reschedule IPI to an idle CPU costs 0.5-1.5 us (see try_to_wake_up)"}};
   return c;
 }
 

@@ -1,7 +1,7 @@
 // CPU costs of the bare-metal Linux I/O path on an x86 host, per step, each
 // with its source. The block stack (BlkMq, NvmeQueue) charges the block and
-// driver steps; issuers (fio's engines) charge `syscall`; Cpu/Thread charge
-// the scheduler steps (sched()).
+// driver steps; issuers (fio's engines) charge `syscall`; the scheduler
+// charges its steps (sched(), models/cpu/sched.h).
 #ifndef VIOSIM_MODELS_BLOCK_HOST_COSTS_H_
 #define VIOSIM_MODELS_BLOCK_HOST_COSTS_H_
 
@@ -40,8 +40,12 @@ struct HostCosts {
   // The scheduler (SchedCosts).
   Param<sim::Time> context_switch;
   Param<sim::Time> try_to_wake_up;
+  Param<sim::Time> try_to_wake_up_fast;
+  Param<sim::Time> wakeup_latency;
 
-  SchedCosts sched() const { return SchedCosts{context_switch.value, try_to_wake_up.value}; }
+  SchedCosts sched() const {
+    return SchedCosts{context_switch.value, try_to_wake_up.value, try_to_wake_up_fast.value, wakeup_latency.value};
+  }
 };
 
 // A 2017-2021 two-socket Xeon server, Linux 5.x, no virtualization. Sources

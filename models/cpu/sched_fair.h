@@ -84,6 +84,7 @@ class FairScheduler final : public Scheduler {
   FairScheduler(sim::Simulator& sim, const FairParams& params = {});
   ~FairScheduler() override;
   const char* name() const override { return "fair"; }
+  bool migrates() const override { return true; }
   int NrRunning(const Cpu& cpu) const override;
 
   const FairParams& params() const { return params_; }

@@ -266,9 +266,15 @@ sim::Task Workload::Sleep(Job& j, uint64_t min_events) {
   j.sleeping = false;
 }
 
+void Workload::AddSys(Job& j, sim::Time t) {
+  if (j.Accounting(sim_->Now())) j.sys += t;
+  window_.sys += t;
+}
+
 sim::Task Workload::Work(Job& job, sim::Time cost, bool user) {
   if (cost == sim::Time::Zero()) co_return;
   if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
+  (user ? window_.usr : window_.sys) += cost;
   if (user) {
     co_await job.task->RunUser(cost);
   } else {
@@ -342,6 +348,11 @@ void Workload::Account(Job& j, IoU& u, sim::Time now) {
   j.window_bytes[u.ddir] += u.rq.bytes;
   ++j.window_ios[u.ddir];
   ++j.ios;
+  ++window_.ios[u.ddir];
+  window_.bytes += u.rq.bytes;
+  window_.clat_ns += static_cast<double>(clat);
+  window_.lat_ns += static_cast<double>(lat);
+  window_.clat.Record(clat);
 }
 
 sim::Task Workload::RunSyncEngine(Job& j) {
@@ -363,9 +374,9 @@ sim::Task Workload::RunSyncEngine(Job& j) {
     co_await stack_->Submit(*j.task->cpu(), u.rq, /*last=*/true);
     if (u.rq.polled) {
       co_await stack_->Poll(*j.task->cpu(), u.rq);  // the CPU spins until it completes
-      if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
+      AddSys(j, sim_->Now() - t0);
     } else {
-      if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
+      AddSys(j, sim_->Now() - t0);
       co_await Sleep(j, 1);
     }
     j.completed_head = j.completed_tail = nullptr;
@@ -400,7 +411,7 @@ sim::Task Workload::Commit(Job& j) {
   if (acct) {
     ++j.ts.io_submit[BatchBucket(n)];
     j.ts.total_submit += 1;
-    j.sys += now - t0 - (costs_.syscall + costs_.aio_per_iocb * static_cast<int64_t>(n));
+    AddSys(j, now - t0 - (costs_.syscall + costs_.aio_per_iocb * static_cast<int64_t>(n)));
   }
   j.pending.clear();
 }
@@ -422,7 +433,7 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
     if (polled != nullptr) {
       const sim::Time t0 = sim_->Now();
       co_await stack_->Poll(*j.task->cpu(), polled->rq);
-      if (j.Accounting(sim_->Now())) j.sys += sim_->Now() - t0;
+      AddSys(j, sim_->Now() - t0);
       continue;
     }
     co_await Sleep(j, min_events);
@@ -621,8 +632,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
   return requested;
 }
 
-FioReport Workload::Run() {
-  FioReport report;
+std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) {
   report.global_options = file_->global_options;
   // Jobs, clones and groups (stonewall / new_group start a new group).
   int group = 0;
@@ -701,13 +711,47 @@ FioReport Workload::Run() {
     }
   }
 
+  return groups;
+}
+
+absl::Status Workload::Start() {
+  FioReport unused;
+  std::vector<std::vector<Job*>> groups = BuildJobs(unused);
+  if (groups.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the job file has ", groups.size(),
+        " groups (stonewall or new_group); a scenario measures one: name its job with workload.fio.section"));
+  }
+  for (Job* j : groups[0]) {
+    j->opt.time_based = true;  // the measurement, not the job, ends the run
+    j->start = sim_->Now();
+    j->measure_start = sim_->Now();
+    sim_->Spawn(LaunchJob(*j));
+  }
+  return absl::OkStatus();
+}
+
+void Workload::ResetCounters() {
+  window_ = WindowCounters();
+  for (auto& j : jobs_) j->task->ResetStats();
+}
+
+int Workload::processes() const { return static_cast<int>(jobs_.size()); }
+
+FioReport Workload::Run() {
+  FioReport report;
+  std::vector<std::vector<Job*>> groups = BuildJobs(report);
   double ci_worst = 0;
   bool all_ci = !groups.empty();
   bool all_steady = true;
   sim::Time simulated;
   for (auto& g : groups) {
     const sim::Time group_start = sim_->Now();
-    stack_->ResetStats();
+    if (control_.reset_stack) {
+      control_.reset_stack();
+    } else {
+      stack_->ResetStats();
+    }
     bool steady = false;
     std::optional<double> ci;
     report.requested_s += RunGroup(g, &steady, &ci);

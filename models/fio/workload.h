@@ -25,10 +25,12 @@
 #define VIOSIM_MODELS_FIO_WORKLOAD_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 #include "models/block/block_stack.h"
@@ -63,6 +65,9 @@ struct WorkloadControl {
   // not reached, and for open-ended jobs (no runtime, no size). Without a
   // target (0) a job with a runtime or size runs its full length.
   sim::Time max_group_time = sim::Time::Seconds(30);
+  // Called at each group's start to restart the stack's counters; unset:
+  // the block stack's ResetStats.
+  std::function<void()> reset_stack;
 };
 
 namespace internal {
@@ -79,8 +84,28 @@ class Workload {
            const JobFile& jobs, const EngineCosts& costs, const WorkloadControl& control);
   ~Workload();
 
-  // Runs every group in order and returns what fio would report.
+  // Runs every group in order and returns what fio would report (fio's
+  // own ramp, runtime and steady-state rules: `viosim fio`).
   FioReport Run();
+
+  // ---- Under a scenario's measurement engine (warm-up, batches) ----
+  // Creates the jobs and starts them, each issuing I/O until the simulation
+  // ends: the engine decides the window, not the job's ramp or runtime.
+  // InvalidArgument when the file has more than one group.
+  absl::Status Start();
+  // What every job did since the last ResetCounters().
+  struct WindowCounters {
+    uint64_t ios[2] = {0, 0};  // completions, reads and writes
+    double bytes = 0;
+    double clat_ns = 0;  // sums over those completions
+    double lat_ns = 0;
+    sim::Time usr, sys;  // CPU time of every job, user and system
+    LatStat clat;        // their completion latencies
+  };
+  const WindowCounters& window() const { return window_; }
+  void ResetCounters();
+  // fio's processes (jobs times numjobs).
+  int processes() const;
 
  private:
   using Job = internal::Job;
@@ -94,6 +119,9 @@ class Workload {
   sim::Task Reap(Job& job, uint64_t min_events, uint64_t max_events);
   sim::Task Work(Job& job, sim::Time cost, bool user);
   sim::Task Sleep(Job& job, uint64_t min_events);
+  void AddSys(Job& job, sim::Time t);
+  // Creates the jobs of every group (report headers filled).
+  std::vector<std::vector<Job*>> BuildJobs(FioReport& report);
   void Account(Job& job, IoU& u, sim::Time now);
   void PrepareIo(Job& job, IoU& u);
   // Runs the jobs of one group to their end; returns the simulated time
@@ -111,6 +139,7 @@ class Workload {
   WorkloadControl control_;
   std::vector<std::unique_ptr<Job>> jobs_;
   std::unique_ptr<Sink> sink_;
+  WindowCounters window_;
   // The device as fio's disk stats see it (block/genhd.c part_stat): I/Os
   // in flight from all jobs, and over the measured windows the time with
   // at least one in flight (io_ticks), completions and their summed

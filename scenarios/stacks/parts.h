@@ -1,0 +1,20 @@
+// The registered stack parts (scenarios/stack.h), one file each.
+#ifndef VIOSIM_SCENARIOS_STACKS_PARTS_H_
+#define VIOSIM_SCENARIOS_STACKS_PARTS_H_
+
+#include "scenarios/stack.h"
+
+namespace viosim::stacks {
+
+// stack.nvme: a bare-metal host, blk-mq and the NVMe driver over an SSD.
+StackPart NvmePart();
+// stack.virtio_blk: a 2014 KVM/ARM guest's virtio_blk over virtio-mmio and
+// QEMU 2.0 (the kick-lock case).
+StackPart VirtioBlkPart();
+// stack.virtio_blk_mq: an x86 guest's multiqueue virtio_blk with polling,
+// one QEMU IOThread and an NVMe device (the blk-poll case).
+StackPart VirtioBlkMqPart();
+
+}  // namespace viosim::stacks
+
+#endif  // VIOSIM_SCENARIOS_STACKS_PARTS_H_

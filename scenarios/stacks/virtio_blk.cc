@@ -1,0 +1,176 @@
+// stack.virtio_blk: a 2014 KVM/ARM guest (Linux 3.15 virtio_blk over
+// virtio-mmio, one blk-mq hardware queue) served by QEMU 2.0's virtio-blk
+// device and its host disk (models/virtio/guest, models/qemu, models/kvm).
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "models/kvm/kvm.h"
+#include "models/qemu/bql.h"
+#include "models/qemu/virtio_blk_device.h"
+#include "models/virtio/guest/virtio_blk.h"
+#include "models/virtio/virtqueue.h"
+#include "scenarios/stacks/parts.h"
+#include "scenarios/units.h"
+
+namespace viosim::stacks {
+namespace {
+
+class VirtioBlkStack final : public BuiltStack {
+ public:
+  VirtioBlkStack(Machine& m, const models::KvmCosts& kc, const models::QemuCosts& qc,
+                 const models::VirtioBlkGuestCosts& gc, const models::VirtioBlkParams& params,
+                 const Stack::VirtioBlk& v, const models::HostCosts& host, uint64_t seed)
+      : machine_(&m),
+        vq_(v.ring_size(), Features(v)),
+        // A thread woken from the BQL's futex runs after the wake-up and the
+        // context switch into it (models/qemu/bql.h).
+        bql_(m.sim(), host.try_to_wake_up.value + host.context_switch.value),
+        kvm_(m.sim(), kc),
+        dev_(m.sim(), vq_, bql_, qc, seed),
+        blk_(m.sim(), m.cpus(), vq_, (dev_.set_msix(v.msix()), dev_), kvm_, gc, params) {
+    dev_.Start();
+  }
+
+  models::BlockStack& block() override { return blk_; }
+
+  std::vector<sim::RatioMetric> Metrics() override {
+    auto n = [](uint64_t v) { return static_cast<double>(v); };
+    auto reqs = [this, n] { return n(blk_.stats().completed); };
+    auto checks = [this, n] { return n(blk_.stats().kick_checks); };
+    auto window = [this] { return machine_->ElapsedS(); };
+    auto cpu_time = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
+    auto exits = [this](models::ExitKind k) { return static_cast<double>(kvm_.stats().exits[static_cast<int>(k)]); };
+    const models::LockStat& vq = blk_.vq_lock().stat();
+    const models::Bql::Stats& bql = bql_.stats();
+    return {
+        {"kicks_per_request", [this, n] { return n(blk_.stats().kicks); }, reqs, 1},
+        {"kicks_suppressed_pct",
+         [this, n] { return n(blk_.stats().kick_checks - std::min(blk_.stats().kick_checks, blk_.stats().kicks)); },
+         checks, 100},
+        {"interrupts_per_request", [this, n] { return n(blk_.stats().interrupts); }, reqs, 1},
+        {"vq_lock_hold_mean_us", [&vq] { return vq.hold.sum(); }, [&vq] { return static_cast<double>(vq.hold.count()); },
+         1e-6},
+        {"vq_lock_wait_mean_us", [&vq] { return vq.wait.sum(); }, [&vq] { return static_cast<double>(vq.acquisitions); },
+         1e-6},
+        {"vq_lock_contention_pct", [&vq] { return static_cast<double>(vq.contentions); },
+         [&vq] { return static_cast<double>(vq.acquisitions); }, 100},
+        {"bql_wait_mean_us", [&bql] { return bql.wait.sum(); }, [&bql] { return static_cast<double>(bql.acquisitions); },
+         1e-6},
+        {"bql_contention_pct", [&bql] { return static_cast<double>(bql.contentions); },
+         [&bql] { return static_cast<double>(bql.acquisitions); }, 100},
+        {"exits_per_s", [this] { return static_cast<double>(kvm_.total_exits()); }, window, 1},
+        {"notify_exits_per_s", [exits] { return exits(models::ExitKind::kMmioNotify); }, window, 1},
+        {"isr_exits_per_s",
+         [exits] { return exits(models::ExitKind::kMmioIsrRead) + exits(models::ExitKind::kMmioIsrAck); }, window, 1},
+        {"vcpu_spin_pct", [this] { return machine_->TimeInS(models::CpuTime::kSpin); }, cpu_time, 100},
+        {"vcpu_exit_pct", [this] { return machine_->TimeInS(models::CpuTime::kExit); }, cpu_time, 100},
+        {"vcpu_idle_pct", [this] { return machine_->TimeInS(models::CpuTime::kIdle); }, cpu_time, 100},
+    };
+  }
+
+  std::vector<std::pair<std::string, models::LockStat>> Locks() override {
+    // The BQL is a sleeping mutex of host threads: no CPU bounces.
+    models::LockStat bql;
+    bql.acquisitions = bql_.stats().acquisitions;
+    bql.contentions = bql_.stats().contentions;
+    bql.wait = bql_.stats().wait;
+    bql.hold = bql_.stats().hold;
+    return {{"vq_lock", blk_.vq_lock().stat()}, {"qemu_global_mutex", bql}};
+  }
+  void ResetStats() override {
+    blk_.ResetStats();
+    bql_.ResetStats();
+  }
+
+ private:
+  static models::VirtqueueFeatures Features(const Stack::VirtioBlk& v) {
+    models::VirtqueueFeatures f;
+    f.event_idx = v.event_idx();
+    f.indirect_desc = true;
+    return f;
+  }
+
+  Machine* machine_;
+  models::Virtqueue vq_;
+  models::Bql bql_;
+  models::Kvm kvm_;
+  models::VirtioBlkDevice dev_;
+  models::VirtioBlk blk_;
+};
+
+std::vector<std::string> Names() {
+  return {"kicks_per_request", "kicks_suppressed_pct", "interrupts_per_request", "vq_lock_hold_mean_us",
+          "vq_lock_wait_mean_us", "vq_lock_contention_pct", "bql_wait_mean_us", "bql_contention_pct",
+          "exits_per_s", "notify_exits_per_s", "isr_exits_per_s", "vcpu_spin_pct", "vcpu_exit_pct",
+          "vcpu_idle_pct"};
+}
+
+absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& stack, Machine& m, const models::HostCosts& host) {
+  const Stack::VirtioBlk& v = stack.stack().virtio_blk();
+  const KvmCosts& k = stack.platform().kvm();
+  // Every cost must be given by the scenario (no profile exists for it).
+  models::KvmCosts kc;
+  models::QemuCosts qc;
+  models::VirtioBlkGuestCosts gc;
+  const RequiredCost fields[] = {
+      {&k.mmio_exit_user(), k.has_mmio_exit_user(), "platform.kvm.mmio_exit_user", &kc.mmio_exit_user},
+      {&k.irq_inject(), k.has_irq_inject(), "platform.kvm.irq_inject", &kc.irq_inject},
+      {&k.irq_kick_exit(), k.has_irq_kick_exit(), "platform.kvm.irq_kick_exit", &kc.irq_kick_exit},
+      {&v.submit(), v.has_submit(), "stack.virtio_blk.submit", &gc.submit},
+      {&v.map_sg(), v.has_map_sg(), "stack.virtio_blk.map_sg", &gc.map_sg},
+      {&v.add_sgs(), v.has_add_sgs(), "stack.virtio_blk.add_sgs", &gc.add_sgs},
+      {&v.kick_prepare(), v.has_kick_prepare(), "stack.virtio_blk.kick_prepare", &gc.kick_prepare},
+      {&v.irq_entry(), v.has_irq_entry(), "stack.virtio_blk.irq_entry", &gc.irq_entry},
+      {&v.complete(), v.has_complete(), "stack.virtio_blk.complete", &gc.complete},
+      {&v.qemu_notify_dispatch(), v.has_qemu_notify_dispatch(), "stack.virtio_blk.qemu_notify_dispatch",
+       &qc.notify_dispatch},
+      {&v.qemu_pop_submit(), v.has_qemu_pop_submit(), "stack.virtio_blk.qemu_pop_submit", &qc.pop_submit},
+      {&v.qemu_main_wakeup(), v.has_qemu_main_wakeup(), "stack.virtio_blk.qemu_main_wakeup", &qc.main_wakeup},
+      {&v.qemu_complete(), v.has_qemu_complete(), "stack.virtio_blk.qemu_complete", &qc.complete},
+      {&v.qemu_mmio_register(), v.has_qemu_mmio_register(), "stack.virtio_blk.qemu_mmio_register",
+       &qc.mmio_register},
+      {&v.qemu_irq_line(), v.has_qemu_irq_line(), "stack.virtio_blk.qemu_irq_line", &qc.irq_line},
+      {&v.qemu_exit_userspace(), v.has_qemu_exit_userspace(), "stack.virtio_blk.qemu_exit_userspace",
+       &qc.exit_userspace},
+      {&v.disk_latency(), v.has_disk_latency(), "stack.virtio_blk.disk_latency", &qc.disk_latency},
+      {&v.disk_latency_exp_mean(), v.has_disk_latency_exp_mean(), "stack.virtio_blk.disk_latency_exp_mean",
+       &qc.disk_latency_exp_mean},
+  };
+  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
+  kc.ioeventfd = k.ioeventfd();
+  if (kc.ioeventfd) {
+    if (!k.has_mmio_exit_kernel()) {
+      return absl::InvalidArgumentError("field 'platform.kvm.mmio_exit_kernel' is required with ioeventfd");
+    }
+    absl::StatusOr<sim::Time> t = TimeOf(k.mmio_exit_kernel().value());
+    if (!t.ok()) return t.status();
+    kc.mmio_exit_kernel = {*t, {KindOf(k.mmio_exit_kernel().source()), "set by the scenario"}};
+  }
+  absl::StatusOr<sim::Time> handoff = LockHandoff(stack.platform());
+  if (!handoff.ok()) return handoff.status();
+  gc.lock_handoff.value = *handoff;
+  if (v.irq_cpu() >= m.ncpus()) {
+    return absl::InvalidArgumentError("field 'stack.virtio_blk.irq_cpu': no such vCPU (platform.cpus)");
+  }
+  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+    return absl::InvalidArgumentError("field 'stack.virtio_blk.ring_size': not a power of two");
+  }
+
+  if (qc.disk_latency_exp_mean.value > qc.disk_latency.value) {
+    return absl::InvalidArgumentError("field 'stack.virtio_blk.disk_latency_exp_mean.value': exceeds disk_latency");
+  }
+  models::VirtioBlkParams params;
+  params.kick_outside_lock = v.kick_outside_lock();
+  params.queue_depth = v.queue_depth();
+  params.irq_cpu = v.irq_cpu();
+  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, v, host, stack.run().seed());
+}
+
+}  // namespace
+
+StackPart VirtioBlkPart() {
+  return {"virtio_blk", "KVM/ARM 2014 guest: virtio_blk (3.15) over virtio-mmio, QEMU 2.0 virtio-blk", true, &Names,
+          &Build};
+}
+
+}  // namespace viosim::stacks

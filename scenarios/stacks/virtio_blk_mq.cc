@@ -1,0 +1,151 @@
+// stack.virtio_blk_mq: an x86 KVM guest's multiqueue virtio_blk with
+// blk_mq_ops->poll() (one vq per vCPU), one QEMU IOThread with aio=native
+// and an Optane-class device (models/virtio/mq).
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "models/kvm/kvm.h"
+#include "models/virtio/mq/virtio_blk_mq.h"
+#include "scenarios/stacks/parts.h"
+
+namespace viosim::stacks {
+namespace {
+
+class VirtioBlkMqStack final : public BuiltStack {
+ public:
+  VirtioBlkMqStack(Machine& m, const models::KvmCosts& kc, const models::VirtioBlkMqCosts& c, int ring_size,
+                   bool event_idx, uint64_t seed)
+      : machine_(&m), kvm_(m.sim(), kc), blk_(m.sim(), m.cpus(), kvm_, c, ring_size, event_idx, seed) {}
+
+  models::BlockStack& block() override { return blk_; }
+
+  std::vector<sim::RatioMetric> Metrics() override {
+    auto n = [](uint64_t v) { return static_cast<double>(v); };
+    auto reqs = [this, n] { return n(blk_.stats().irq_completions + blk_.stats().polled_completions); };
+    auto window = [this] { return machine_->ElapsedS(); };
+    auto cpu_time = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
+    auto lat = [this, reqs](double models::VirtioBlkMqStats::*part) {
+      return sim::RatioMetric{"", [this, part] { return blk_.stats().*part; }, reqs, 1e-3};
+    };
+    std::vector<sim::RatioMetric> out = {
+        {"vcpu_util_pct", [this] { return machine_->ElapsedS() * machine_->ncpus() -
+                                          machine_->TimeInS(models::CpuTime::kIdle); },
+         cpu_time, 100},
+        {"vcpu_poll_pct", [this] { return machine_->TimeInS(models::CpuTime::kPoll); }, cpu_time, 100},
+        {"interrupts_per_request", [this, n] { return n(blk_.stats().interrupts); }, reqs, 1},
+        {"polled_pct", [this, n] { return n(blk_.stats().polled_completions); }, reqs, 100},
+        {"kicks_per_request", [this, n] { return n(blk_.stats().kicks); }, reqs, 1},
+        {"iothread_util_pct", [this] { return blk_.stats().iothread_busy_ns * 1e-9; }, window, 100},
+        {"device_util_pct", [this] { return blk_.stats().link_busy_ns * 1e-9; }, window, 100},
+        lat(&models::VirtioBlkMqStats::guest_submit_ns),
+        lat(&models::VirtioBlkMqStats::kick_ns),
+        lat(&models::VirtioBlkMqStats::host_ns),
+        lat(&models::VirtioBlkMqStats::device_ns),
+        lat(&models::VirtioBlkMqStats::host_complete_ns),
+        lat(&models::VirtioBlkMqStats::guest_complete_ns),
+    };
+    const std::vector<std::string> names = Names();
+    for (size_t i = 0; i < out.size(); ++i) out[i].name = names[i];
+    return out;
+  }
+
+  std::vector<std::pair<std::string, models::LockStat>> Locks() override {
+    std::vector<std::pair<std::string, models::LockStat>> out;
+    for (int q = 0; q < blk_.num_queues(); ++q) out.emplace_back(absl::StrCat("vq_lock", q), blk_.vq_lock(q).stat());
+    return out;
+  }
+  void ResetStats() override { blk_.ResetStats(); }
+
+  // The busiest of device bandwidth, IOThread and vCPUs (their polling left
+  // out) over the window.
+  std::optional<Bound> BoundNow() override {
+    const double window = machine_->ElapsedS();
+    if (window <= 0) return std::nullopt;
+    BusyPct b;
+    b.device_bandwidth = 100.0 * blk_.stats().link_busy_ns * 1e-9 / window;
+    b.iothread = 100.0 * blk_.stats().iothread_busy_ns * 1e-9 / window;
+    for (const models::Cpu* c : machine_->cpus()) {
+      const double busy = 100.0 * c->BusyTime().ToSeconds() / window;
+      const double poll = 100.0 * c->TimeIn(models::CpuTime::kPoll).ToSeconds() / window;
+      if (busy - poll < b.vcpu_work) continue;
+      b.vcpu_work = busy - poll;
+      b.vcpu_polling = poll;
+    }
+    return ClassifyBound(b);
+  }
+
+  static std::vector<std::string> Names() {
+    return {"vcpu_util_pct", "vcpu_poll_pct", "interrupts_per_request", "polled_pct", "kicks_per_request",
+            "iothread_util_pct", "device_util_pct", "lat_guest_submit_us", "lat_kick_exit_us", "lat_host_submit_us",
+            "lat_device_us", "lat_host_complete_us", "lat_guest_complete_us"};
+  }
+
+ private:
+  Machine* machine_;
+  models::Kvm kvm_;
+  models::VirtioBlkMq blk_;
+};
+
+absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& stack, Machine& m, const models::HostCosts& host) {
+  (void)host;
+  const Stack::VirtioBlkMq& v = stack.stack().virtio_blk_mq();
+  const KvmCosts& k = stack.platform().kvm();
+  models::KvmCosts kc;
+  models::VirtioBlkMqCosts c;
+  const RequiredCost fields[] = {
+      {&k.mmio_exit_kernel(), k.has_mmio_exit_kernel(), "platform.kvm.mmio_exit_kernel", &kc.mmio_exit_kernel},
+      {&k.irq_inject(), k.has_irq_inject(), "platform.kvm.irq_inject", &kc.irq_inject},
+      {&k.irq_kick_exit(), k.has_irq_kick_exit(), "platform.kvm.irq_kick_exit", &kc.irq_kick_exit},
+      {&v.submit(), v.has_submit(), "stack.virtio_blk_mq.submit", &c.submit},
+      {&v.per_page(), v.has_per_page(), "stack.virtio_blk_mq.per_page", &c.per_page},
+      {&v.add_sgs(), v.has_add_sgs(), "stack.virtio_blk_mq.add_sgs", &c.add_sgs},
+      {&v.kick_prepare(), v.has_kick_prepare(), "stack.virtio_blk_mq.kick_prepare", &c.kick_prepare},
+      {&v.irq_entry(), v.has_irq_entry(), "stack.virtio_blk_mq.irq_entry", &c.irq_entry},
+      {&v.complete(), v.has_complete(), "stack.virtio_blk_mq.complete", &c.complete},
+      {&v.poll_detect(), v.has_poll_detect(), "stack.virtio_blk_mq.poll_detect", &c.poll_detect},
+      {&v.iothread_wakeup(), v.has_iothread_wakeup(), "stack.virtio_blk_mq.iothread_wakeup", &c.iothread_wakeup},
+      {&v.iothread_submit(), v.has_iothread_submit(), "stack.virtio_blk_mq.iothread_submit", &c.iothread_submit},
+      {&v.iothread_complete(), v.has_iothread_complete(), "stack.virtio_blk_mq.iothread_complete",
+       &c.iothread_complete},
+      {&v.host_irq(), v.has_host_irq(), "stack.virtio_blk_mq.host_irq", &c.host_irq},
+      {&v.poll_window(), v.has_poll_window(), "stack.virtio_blk_mq.poll_window", &c.poll_window},
+      {&v.read_latency(), v.has_read_latency(), "stack.virtio_blk_mq.read_latency", &c.read_latency},
+      {&v.write_latency(), v.has_write_latency(), "stack.virtio_blk_mq.write_latency", &c.write_latency},
+  };
+  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
+  if (!v.has_read_bandwidth() || !v.has_write_bandwidth()) {
+    return absl::InvalidArgumentError("fields 'stack.virtio_blk_mq.read_bandwidth' and 'write_bandwidth' are required");
+  }
+  c.read_bandwidth.value = v.read_bandwidth();
+  c.write_bandwidth.value = v.write_bandwidth();
+  if (absl::Status st = Override(v.latency_exp_mean(), v.has_latency_exp_mean(),
+                                 "stack.virtio_blk_mq.latency_exp_mean.value", &c.latency_exp_mean);
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = CheckLatencySpread(c.latency_exp_mean.value, c.read_latency.value, c.write_latency.value,
+                                           "stack.virtio_blk_mq");
+      !st.ok()) {
+    return st;
+  }
+  kc.ioeventfd = true;
+  absl::StatusOr<sim::Time> handoff = LockHandoff(stack.platform());
+  if (!handoff.ok()) return handoff.status();
+  c.lock_handoff.value = *handoff;
+  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+    return absl::InvalidArgumentError("field 'stack.virtio_blk_mq.ring_size': not a power of two");
+  }
+
+  return std::make_unique<VirtioBlkMqStack>(m, kc, c, v.ring_size(), v.event_idx(), stack.run().seed());
+}
+
+}  // namespace
+
+StackPart VirtioBlkMqPart() {
+  return {"virtio_blk_mq",
+          "x86 KVM guest: multiqueue virtio_blk with io_poll (2021 patch), QEMU IOThread aio=native, NVMe",
+          true, &VirtioBlkMqStack::Names, &Build};
+}
+
+}  // namespace viosim::stacks
