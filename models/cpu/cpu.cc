@@ -237,9 +237,10 @@ void Cpu::ThawCurrent() {
       sim_->ScheduleAt(now, t->spin_wake_.handle());
       return;
     case Task::Wait::kSwitch:
+      // Switched in: it runs now, without waiting for other events due now.
       t->wait_ = Task::Wait::kAt;
       t->due_ = now;
-      sim_->ScheduleAt(now, task_timer_.handle());
+      sim_->Wake(task_timer_.handle());
       return;
   }
 }
@@ -353,8 +354,10 @@ void Cpu::OnSwitchDone() {
   }
   Account();
   sched_->FinishSwitch(*this, prev);
-  if (curr_ == next) ThawCurrent();
+  // A pending interrupt first (both are wakeups, run in order), then the
+  // task switched in.
   if (CanTakeIrq()) KickIrq();
+  if (curr_ == next) ThawCurrent();
   if (curr_ == nullptr && !switching_) sched_->PickOnIdle(*this);
 }
 
