@@ -17,10 +17,12 @@
 #include "models/block/host_costs.h"
 #include "models/block/nvme_queue.h"
 #include "models/cpu/cpu.h"
+#include "models/cpu/task.h"
 #include "models/nvme/nvme_device.h"
 #include "models/nvme/profile.h"
 #include "sim/simulator.h"
 #include "tests/block/test_issuer.h"
+#include "tests/cpu/machine.h"
 
 namespace models {
 namespace {
@@ -31,17 +33,11 @@ using testing_issuer::IssuerConfig;
 
 struct Rig {
   explicit Rig(int ncpus, const BlkMqParams& params = BlkMqParams(), const NvmeProfile& profile = OptaneP4800X())
-      : costs(XeonHostCosts()), device(sim, profile) {
-    std::vector<Cpu*> raw;
-    for (int i = 0; i < ncpus; ++i) {
-      cpus.push_back(std::make_unique<Cpu>(sim, i, "cpu" + std::to_string(i)));
-      cpus.back()->set_sched_costs(costs.sched());
-      raw.push_back(cpus.back().get());
-    }
-    stack = std::make_unique<BlkMq>(sim, raw, device, costs, params);
+      : costs(XeonHostCosts()), m(ncpus, costs.sched()), sim(m.sim), cpus(m.cpus), device(sim, profile) {
+    stack = std::make_unique<BlkMq>(sim, m.ptrs(), device, costs, params);
   }
   Issuer& AddIssuer(int cpu, const IssuerConfig& cfg) {
-    issuers.push_back(std::make_unique<Issuer>(sim, *cpus[cpu], *stack, costs.syscall.value, cfg,
+    issuers.push_back(std::make_unique<Issuer>(sim, m.sched, m.cpu(cpu), *stack, costs.syscall.value, cfg,
                                                "issuer" + std::to_string(issuers.size())));
     issuers.back()->Start();
     return *issuers.back();
@@ -55,10 +51,11 @@ struct Rig {
     sim.RunUntil(sim.Now() + window);
   }
 
-  sim::Simulator sim;
   HostCosts costs;
+  testbed::Machine m;
+  sim::Simulator& sim;
+  std::vector<std::unique_ptr<Cpu>>& cpus;
   NvmeDevice device;
-  std::vector<std::unique_ptr<Cpu>> cpus;
   std::unique_ptr<BlkMq> stack;
   std::vector<std::unique_ptr<Issuer>> issuers;
 };
@@ -182,13 +179,13 @@ TEST(BlkMqTest, NeverMoreRequestsAtTheDeviceThanTags) {
   Issuer& io = rig.AddIssuer(0, cfg);
   rig.sim.RunUntil(20_ms);
   EXPECT_GT(io.completions(), 1000u);
-  EXPECT_LE(rig.device.stats().max_outstanding, 4);
-  EXPECT_EQ(rig.device.stats().max_outstanding, 4);  // and the tags do fill
-  EXPECT_LE(rig.stack->stats().max_in_flight, 4);
+  // The tags do fill, and never overflow.
+  EXPECT_EQ(rig.device.stats().max_outstanding, params.queue_depth);
+  EXPECT_EQ(rig.stack->stats().max_in_flight, params.queue_depth);
   EXPECT_GT(rig.stack->stats().tag_waits, 0u);
-  // The issuer's one thread sleeps in blk_mq_get_tag with its fifth I/O:
-  // four hold tags, one waits for one.
-  EXPECT_EQ(io.max_in_flight(), 5);
+  // The issuer's one task sleeps in blk_mq_get_tag with the I/O after the
+  // last tag: every tag is held, one more I/O waits for one.
+  EXPECT_EQ(io.max_in_flight(), params.queue_depth + 1);
 }
 
 TEST(BlkMqTest, PluggedBatchRingsOneDoorbellForAllItsCommands) {
@@ -196,25 +193,33 @@ TEST(BlkMqTest, PluggedBatchRingsOneDoorbellForAllItsCommands) {
   std::vector<BlockRequest> rqs(4);
   struct Sink : CompletionSink {
     int n = 0;
-    void Complete(BlockRequest&, Cpu&) override { ++n; }
+    sim::Task Complete(BlockRequest&, Cpu&) override {
+      ++n;
+      co_return;
+    }
   } sink;
   for (auto& rq : rqs) {
     rq.bytes = 4096;
     rq.sink = &sink;
   }
-  auto batch = [](Rig& r, std::vector<BlockRequest>& v) -> sim::Task {
-    for (size_t i = 0; i < v.size(); ++i) co_await r.stack->Submit(*r.cpus[0], v[i], i + 1 == v.size());
+  // One task submits the batch; it exits without waiting for completions.
+  auto batch = [](Rig& r, std::vector<BlockRequest>& v, sim::Time* start) -> sim::Task {
+    *start = r.sim.Now();
+    for (size_t i = 0; i < v.size(); ++i) co_await r.stack->Submit(r.m.cpu(0), v[i], i + 1 == v.size());
   };
-  rig.sim.Spawn(batch(rig, rqs));
+  Task submitter("submitter", {0});
+  sim::Time start = sim::Time::Max();
+  rig.m.sched.Start(submitter, batch(rig, rqs, &start));
   rig.sim.RunUntil(1_ms);
-  EXPECT_EQ(sink.n, 4);
+  EXPECT_EQ(sink.n, static_cast<int>(rqs.size()));
   EXPECT_EQ(rig.stack->stats().doorbells, 1u);
-  // The device saw all four at the doorbell: after four submit paths and
-  // one doorbell write.
+  // The device saw every command at the doorbell: after one submit path
+  // each and one doorbell write.
   const HostCosts& k = rig.costs;
-  const sim::Time ring = (k.blk_mq_submit_bio.value + k.nvme_queue_rq.value) * 4 + k.doorbell_write.value;
-  for (auto& rq : rqs) EXPECT_EQ(rq.device_start, ring);
-  EXPECT_EQ(rig.stack->stats().irq_completions, 4u);
+  const sim::Time ring =
+      (k.blk_mq_submit_bio.value + k.nvme_queue_rq.value) * static_cast<int64_t>(rqs.size()) + k.doorbell_write.value;
+  for (auto& rq : rqs) EXPECT_EQ(rq.device_start, start + ring);
+  EXPECT_EQ(rig.stack->stats().irq_completions, rqs.size());
 }
 
 TEST(BlkMqTest, InterruptsRunOnTheSubmittingCpu) {
@@ -224,8 +229,8 @@ TEST(BlkMqTest, InterruptsRunOnTheSubmittingCpu) {
   cfg.seed = 2;
   rig.AddIssuer(1, cfg);
   rig.Measure(1_ms, 10_ms);
-  EXPECT_GT(rig.cpus[0]->TimeInContext(ExecContext::kIrq), sim::Time::Zero());
-  EXPECT_GT(rig.cpus[1]->TimeInContext(ExecContext::kIrq), sim::Time::Zero());
+  EXPECT_GT(rig.cpus[0]->TimeIn(CpuTime::kIrq), sim::Time::Zero());
+  EXPECT_GT(rig.cpus[1]->TimeIn(CpuTime::kIrq), sim::Time::Zero());
   EXPECT_EQ(rig.cpus[2]->BusyTime(), sim::Time::Zero());
   // Two QD1 issuers do not contend for the device: each gets the QD1 rate.
   EXPECT_NEAR(rig.issuers[0]->Iops(), rig.issuers[1]->Iops(), 0.002 * rig.issuers[0]->Iops());
@@ -251,24 +256,39 @@ TEST(BlkMqTest, PolledCompletionNeverTakesTheInterruptPathAndKeepsTheCpuBusy) {
   EXPECT_EQ(s.irq_completions, 0u);
   EXPECT_EQ(s.polled_completions, s.completed);
   for (auto& cpu : rig.cpus) {
-    EXPECT_EQ(cpu->TimeInContext(ExecContext::kIrq), sim::Time::Zero());
-    EXPECT_EQ(cpu->TimeIn(CpuState::kIdle), sim::Time::Zero());
+    EXPECT_EQ(cpu->TimeIn(CpuTime::kIrq), sim::Time::Zero());
+    EXPECT_EQ(cpu->TimeIn(CpuTime::kIdle), sim::Time::Zero());
     EXPECT_DOUBLE_EQ(cpu->BusyShare(), 1.0);
-    EXPECT_GT(cpu->TimeInContext(ExecContext::kPoll), sim::Time::Zero());
+    EXPECT_GT(cpu->TimeIn(CpuTime::kPoll), sim::Time::Zero());
   }
-  EXPECT_EQ(rig.issuers[0]->thread().voluntary_switches(), 0u);
+  // Neither issuer ever sleeps.
+  for (auto& issuer : rig.issuers) EXPECT_EQ(issuer->task().nvcsw(), 0u);
+}
+
+// Runs on to the first instant at which `cpu` is idle: at QD1 with
+// interrupts, the I/O is at the device and no handler is half done.
+void RunToIdle(Rig& rig, const Cpu& cpu) {
+  while (!cpu.idle()) rig.sim.RunUntil(rig.sim.Now() + 100_ns);
 }
 
 TEST(BlkMqTest, InterruptCompletionLeavesTheCpuIdleWhileTheDeviceWorks) {
   Rig rig(1);
   rig.AddIssuer(0, IssuerConfig());
-  rig.Measure(1_ms, 20_ms);
+  // The window starts and ends with the CPU idle, so that it cuts no
+  // handler between its interrupt and its completion.
+  rig.sim.RunUntil(1_ms);
+  RunToIdle(rig, *rig.cpus[0]);
+  rig.stack->ResetStats();
+  rig.cpus[0]->ResetStats();
+  rig.sim.RunUntil(rig.sim.Now() + 20_ms);
+  RunToIdle(rig, *rig.cpus[0]);
   const BlkMqStats& s = rig.stack->stats();
+  EXPECT_GT(s.completed, 1000u);
   EXPECT_EQ(s.polled_completions, 0u);
   EXPECT_EQ(s.irq_completions, s.completed);
   EXPECT_EQ(s.irqs, s.completed);  // QD1: one interrupt per I/O
   EXPECT_LT(rig.cpus[0]->BusyShare(), 0.5);
-  EXPECT_EQ(rig.cpus[0]->TimeInContext(ExecContext::kPoll), sim::Time::Zero());
+  EXPECT_EQ(rig.cpus[0]->TimeIn(CpuTime::kPoll), sim::Time::Zero());
 }
 
 TEST(BlkMqTest, PollingWithoutPollQueuesSpinsUntilTheInterruptCompletes) {

@@ -1,7 +1,8 @@
-// A trivial I/O issuer for the block stack tests: one thread on one CPU.
+// A trivial I/O issuer for the block stack tests: one task pinned to one
+// CPU.
 //
 // Sync mode (depth 1, as psync/pvsync2): syscall, Submit, then sleep until
-// the interrupt path wakes the thread (or Poll when polled).
+// the completion wakes the task (or Poll when polled).
 // Async mode (as libaio): keep `depth` I/Os in flight; submit them in one
 // batch (one syscall, `last` on the final one), sleep (or poll the oldest)
 // until completions arrive, then resubmit every completed I/O as the next
@@ -20,10 +21,12 @@
 
 #include "models/block/block_stack.h"
 #include "models/cpu/cpu.h"
-#include "models/cpu/thread.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
+#include "tests/cpu/machine.h"
 
 namespace models {
 namespace testing_issuer {
@@ -40,14 +43,15 @@ struct IssuerConfig {
 
 class Issuer final : public CompletionSink {
  public:
-  Issuer(sim::Simulator& sim, Cpu& cpu, BlockStack& stack, sim::Time syscall, const IssuerConfig& cfg,
-         const std::string& name)
+  // The issuer's task runs on `cpu` under `sched`.
+  Issuer(sim::Simulator& sim, Scheduler& sched, const Cpu& cpu, BlockStack& stack, sim::Time syscall,
+         const IssuerConfig& cfg, const std::string& name)
       : sim_(&sim),
-        cpu_(&cpu),
+        sched_(&sched),
         stack_(&stack),
         syscall_(syscall),
         cfg_(cfg),
-        thread_(cpu, name),
+        task_(name, {cpu.id()}),
         rng_(sim::Rng::ForStream(cfg.seed, name)),
         ios_(static_cast<size_t>(cfg.depth)) {
     for (Io& io : ios_) {
@@ -59,9 +63,9 @@ class Issuer final : public CompletionSink {
     }
   }
 
-  void Start() { sim_->Spawn(cfg_.sync ? RunSync() : RunAsync()); }
+  void Start() { sched_->Start(task_, cfg_.sync ? RunSync() : RunAsync()); }
 
-  void Complete(BlockRequest& rq, Cpu& cpu) override {
+  sim::Task Complete(BlockRequest& rq, Cpu& cpu) override {
     Io& io = *static_cast<Io*>(rq.issuer);
     const sim::Time now = sim_->Now();
     Advance(now);
@@ -75,9 +79,9 @@ class Issuer final : public CompletionSink {
       done_head_ = &io;
     }
     done_tail_ = &io;
-    // bio_endio -> the waiter's wakeup (blk_wake_io_task: only a state
-    // change when the waiter is the poller itself).
-    thread_.WakeUp(cpu);
+    // bio_endio -> the waiter's wake-up. A poller is the current task
+    // (blk_wake_io_task: only a state change, nothing charged).
+    if (sleeping_) co_await cpu.scheduler()->TryToWakeUp(task_, cpu);
   }
 
   void ResetStats() {
@@ -88,7 +92,7 @@ class Issuer final : public CompletionSink {
     latency_sum_ = 0;
     inflight_integral_ = 0;
     max_in_flight_ = in_flight_;
-    thread_.ResetStats();
+    task_.ResetStats();
   }
 
   uint64_t completions() const { return completions_; }
@@ -100,7 +104,7 @@ class Issuer final : public CompletionSink {
   }
   double latency_sum_ps() const { return latency_sum_; }
   int max_in_flight() const { return max_in_flight_; }
-  Thread& thread() { return thread_; }
+  Task& task() { return task_; }
 
  private:
   struct Io {
@@ -123,17 +127,25 @@ class Issuer final : public CompletionSink {
     max_in_flight_ = std::max(max_in_flight_, in_flight_);
   }
 
+  // Sleeps until `done()`, woken by Complete.
+  template <class Cond>
+  sim::Task Sleep(Cond done) {
+    sleeping_ = true;
+    co_await testbed::SleepUntil(task_, done);
+    sleeping_ = false;
+  }
+
   // pread(2) / preadv2(RWF_HIPRI) at depth 1.
   sim::Task RunSync() {
     Io& io = ios_[0];
     for (;;) {
-      co_await thread_.Run(syscall_);
+      co_await task_.Run(syscall_);
       Begin(io);
-      co_await stack_->Submit(*cpu_, io.rq, /*last=*/true);
+      co_await stack_->Submit(*task_.cpu(), io.rq, /*last=*/true);
       if (cfg_.polled) {
-        co_await stack_->Poll(*cpu_, io.rq);
+        co_await stack_->Poll(*task_.cpu(), io.rq);
       } else {
-        while (!io.rq.done) co_await thread_.Schedule();
+        co_await Sleep([&io] { return io.rq.done; });
       }
       done_head_ = done_tail_ = nullptr;
     }
@@ -142,10 +154,10 @@ class Issuer final : public CompletionSink {
   // io_submit(2) of every free I/O as one batch, io_getevents(2) for at
   // least one completion.
   sim::Task RunAsync() {
-    co_await thread_.Run(syscall_);
+    co_await task_.Run(syscall_);
     for (int i = 0; i < cfg_.depth; ++i) {
       Begin(ios_[i]);
-      co_await stack_->Submit(*cpu_, ios_[i].rq, /*last=*/i + 1 == cfg_.depth);
+      co_await stack_->Submit(*task_.cpu(), ios_[i].rq, /*last=*/i + 1 == cfg_.depth);
     }
     for (;;) {
       while (done_head_ == nullptr) {
@@ -154,29 +166,30 @@ class Issuer final : public CompletionSink {
           for (Io& io : ios_) {
             if (!io.rq.done && (oldest == nullptr || io.start < oldest->start)) oldest = &io;
           }
-          co_await stack_->Poll(*cpu_, oldest->rq);
+          co_await stack_->Poll(*task_.cpu(), oldest->rq);
         } else {
-          co_await thread_.Schedule();
+          co_await Sleep([this] { return done_head_ != nullptr; });
         }
       }
       Io* batch = done_head_;
       done_head_ = done_tail_ = nullptr;
-      co_await thread_.Run(syscall_);
+      co_await task_.Run(syscall_);
       while (batch != nullptr) {
         Io* next = batch->next_done;
         Begin(*batch);
-        co_await stack_->Submit(*cpu_, batch->rq, /*last=*/next == nullptr);
+        co_await stack_->Submit(*task_.cpu(), batch->rq, /*last=*/next == nullptr);
         batch = next;
       }
     }
   }
 
   sim::Simulator* sim_;
-  Cpu* cpu_;
+  Scheduler* sched_;
   BlockStack* stack_;
   sim::Time syscall_;
   IssuerConfig cfg_;
-  Thread thread_;
+  Task task_;
+  bool sleeping_ = false;  // in Sleep: completions wake it
   sim::Rng rng_;
   std::vector<Io> ios_;
   Io* done_head_ = nullptr;

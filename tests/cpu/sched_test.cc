@@ -1,9 +1,6 @@
 // The CPU/task/scheduler core: one way to charge time, interrupts that
 // preempt task work, irqs-off and preempt-off as counters, schedule() and
 // try_to_wake_up() with the kernel's cases, under the pinned FIFO policy.
-#include <memory>
-#include <vector>
-
 #include "gtest/gtest.h"
 #include "models/cpu/cpu.h"
 #include "models/cpu/sched.h"
@@ -12,27 +9,14 @@
 #include "sim/simulator.h"
 #include "sim/task.h"
 #include "sim/time.h"
+#include "tests/cpu/machine.h"
 
 namespace models {
 namespace {
 
 using sim::Time;
+using testbed::Machine;
 using namespace sim::literals;  // NOLINT
-
-
-struct Machine {
-  explicit Machine(int n, SchedCosts costs = {}) : sched(sim) {
-    for (int i = 0; i < n; ++i) {
-      cpus.push_back(std::make_unique<Cpu>(sim, i, "cpu" + std::to_string(i)));
-      cpus.back()->set_sched_costs(costs);
-      sched.AddCpu(*cpus.back());
-    }
-  }
-  Cpu& cpu(int i) { return *cpus[static_cast<size_t>(i)]; }
-  sim::Simulator sim;
-  std::vector<std::unique_ptr<Cpu>> cpus;
-  PinnedFifoScheduler sched;
-};
 
 sim::Task Work(Task& t, Time cost, Time* done, sim::Simulator& sim) {
   co_await t.Run(cost);
@@ -103,12 +87,7 @@ TEST(SchedTest, InterruptOnAnIdleCpuRunsAtOnce) {
 }
 
 sim::Task Sleeper(Task& t, bool* flag, Time* woke, sim::Simulator& sim) {
-  for (;;) {
-    t.SetState(Task::State::kUninterruptible);
-    if (*flag) break;
-    co_await t.Schedule();
-  }
-  t.SetState(Task::State::kRunning);
+  co_await testbed::SleepUntil(t, [flag] { return *flag; });
   *woke = sim.Now();
 }
 

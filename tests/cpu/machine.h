@@ -1,0 +1,57 @@
+// What the CPU, block and virtio tests build a machine from: a simulator,
+// CPUs with one set of scheduler costs, the pinned FIFO scheduler that owns
+// them, and the kernel's sleep loop.
+#ifndef VIOSIM_TESTS_CPU_MACHINE_H_
+#define VIOSIM_TESTS_CPU_MACHINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+
+namespace models {
+namespace testbed {
+
+// `n` CPUs with ids 0..n-1, named `prefix` and their id, on one pinned
+// FIFO scheduler.
+struct Machine {
+  explicit Machine(int n, const SchedCosts& costs = {}, const std::string& prefix = "cpu") : sched(sim) {
+    for (int i = 0; i < n; ++i) {
+      cpus.push_back(std::make_unique<Cpu>(sim, i, prefix + std::to_string(i)));
+      cpus.back()->set_sched_costs(costs);
+      sched.AddCpu(*cpus.back());
+    }
+  }
+  Cpu& cpu(int i) { return *cpus[static_cast<size_t>(i)]; }
+  std::vector<Cpu*> ptrs() const {
+    std::vector<Cpu*> out;
+    for (const auto& c : cpus) out.push_back(c.get());
+    return out;
+  }
+
+  sim::Simulator sim;
+  std::vector<std::unique_ptr<Cpu>> cpus;
+  PinnedFifoScheduler sched;
+};
+
+// The kernel's sleep loop for task `t` (running it): set_current_state(),
+// the check, schedule(), until `done()` holds; then TASK_RUNNING.
+template <class Cond>
+sim::Task SleepUntil(Task& t, Cond done) {
+  for (;;) {
+    t.SetState(Task::State::kUninterruptible);
+    if (done()) break;
+    co_await t.Schedule();
+  }
+  t.SetState(Task::State::kRunning);
+}
+
+}  // namespace testbed
+}  // namespace models
+
+#endif  // VIOSIM_TESTS_CPU_MACHINE_H_
