@@ -7,14 +7,17 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "models/block/block_stack.h"
 #include "models/cpu/cpu.h"
+#include "models/cpu/task.h"
 #include "models/kvm/kvm.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
+#include "tests/cpu/machine.h"
 
 namespace models {
 namespace {
@@ -43,21 +46,26 @@ VirtioBlkMqCosts TestCosts() {
   return c;
 }
 
+// A task issuing requests, and whether it sleeps for a completion.
+struct Issuer {
+  Issuer(const std::string& name, int vcpu) : task(name, {vcpu}) {}
+  Task task;
+  bool sleeping = false;
+};
+
+// Counts completions and wakes the issuer when it sleeps.
 struct Sink : CompletionSink {
   int completions = 0;
-  void Complete(BlockRequest& rq, Cpu& cpu) override {
-    (void)rq;
-    (void)cpu;
+  sim::Task Complete(BlockRequest& rq, Cpu& cpu) override {
     ++completions;
+    Issuer& issuer = *static_cast<Issuer*>(rq.issuer);
+    if (issuer.sleeping) co_await cpu.scheduler()->TryToWakeUp(issuer.task, cpu);
   }
 };
 
 struct Rig {
-  explicit Rig(const VirtioBlkMqCosts& costs = TestCosts()) : kvm(sim, KvmCostsOf()) {
-    for (int i = 0; i < 4; ++i) {
-      cpus.push_back(std::make_unique<Cpu>(sim, i, "vcpu"));
-      ptrs.push_back(cpus.back().get());
-    }
+  explicit Rig(const VirtioBlkMqCosts& costs = TestCosts())
+      : m(4, SchedCosts(), "vcpu"), sim(m.sim), ptrs(m.ptrs()), kvm(sim, KvmCostsOf()) {
     blk = std::make_unique<VirtioBlkMq>(sim, ptrs, kvm, costs, 256, true);
   }
   static KvmCosts KvmCostsOf() {
@@ -68,26 +76,38 @@ struct Rig {
     k.irq_kick_exit.value = Time::Nanos(1000);
     return k;
   }
-  sim::Simulator sim;
-  Kvm kvm;
-  std::vector<std::unique_ptr<Cpu>> cpus;
+  testbed::Machine m;
+  sim::Simulator& sim;
   std::vector<Cpu*> ptrs;
+  Kvm kvm;
   std::unique_ptr<VirtioBlkMq> blk;
   Sink sink;
+  std::vector<std::unique_ptr<Issuer>> issuers;
 };
 
-// Submits `n` requests one after the other on `cpu` (sync: each completes
-// before the next), polling or waiting for the interrupt.
-sim::Task Issue(Rig& rig, Cpu& cpu, BlockRequest& rq, int n, bool polled) {
+sim::Task IssueBody(Rig& rig, Issuer& issuer, BlockRequest& rq, int n, bool polled) {
   for (int i = 0; i < n; ++i) {
+    Cpu& cpu = *issuer.task.cpu();
     rq.polled = polled;
     co_await rig.blk->Submit(cpu, rq, true);
     if (polled) {
       co_await rig.blk->Poll(cpu, rq);
     } else {
-      while (!rq.done) co_await rig.sim.Delay(Time::Nanos(100));
+      issuer.sleeping = true;
+      co_await testbed::SleepUntil(issuer.task, [&rq] { return rq.done; });
+      issuer.sleeping = false;
     }
   }
+}
+
+// Submits `n` requests one after the other from a task on vCPU `vcpu`
+// (sync: each completes before the next), polling or sleeping until the
+// interrupt's completion wakes it.
+void Issue(Rig& rig, int vcpu, BlockRequest& rq, int n, bool polled) {
+  rig.issuers.push_back(std::make_unique<Issuer>("issuer" + std::to_string(rig.issuers.size()), vcpu));
+  Issuer& issuer = *rig.issuers.back();
+  rq.issuer = &issuer;
+  rig.m.sched.Start(issuer.task, IssueBody(rig, issuer, rq, n, polled));
 }
 
 // Samples vq `q`'s callback state every 100ns while `rq` is in flight.
@@ -110,7 +130,7 @@ TEST(VirtioBlkMqTest, PolledCompletionNeverTakesTheInterruptPath) {
   BlockRequest rq;
   rq.bytes = 4096;
   rq.sink = &rig.sink;
-  rig.sim.Spawn(Issue(rig, *rig.ptrs[0], rq, 20, /*polled=*/true));
+  Issue(rig, 0, rq, 20, /*polled=*/true);
   rig.sim.RunUntil(Time::Millis(5));
   EXPECT_EQ(rig.sink.completions, 20);
   EXPECT_EQ(rig.blk->stats().polled_completions, 20u);
@@ -118,6 +138,10 @@ TEST(VirtioBlkMqTest, PolledCompletionNeverTakesTheInterruptPath) {
   EXPECT_EQ(rig.blk->stats().interrupts, 0u);
   EXPECT_EQ(rig.blk->stats().spurious_interrupts, 0u);
   EXPECT_EQ(rig.kvm.stats().exits[static_cast<int>(ExitKind::kIrqKick)], 0u);
+  // The issuing vCPU polled, and took no interrupt.
+  EXPECT_GT(rig.m.cpu(0).TimeIn(CpuTime::kPoll), Time::Zero());
+  EXPECT_EQ(rig.m.cpu(0).TimeIn(CpuTime::kIrq), Time::Zero());
+  EXPECT_EQ(rig.m.cpu(0).irqs_taken(), 0u);
 }
 
 TEST(VirtioBlkMqTest, InterruptCompletionTakesOneInterruptPerRequest) {
@@ -125,16 +149,22 @@ TEST(VirtioBlkMqTest, InterruptCompletionTakesOneInterruptPerRequest) {
   BlockRequest rq;
   rq.bytes = 4096;
   rq.sink = &rig.sink;
-  rig.sim.Spawn(Issue(rig, *rig.ptrs[1], rq, 20, /*polled=*/false));
+  Issue(rig, 1, rq, 20, /*polled=*/false);
   rig.sim.RunUntil(Time::Millis(5));
   EXPECT_EQ(rig.sink.completions, 20);
   EXPECT_EQ(rig.blk->stats().irq_completions, 20u);
   EXPECT_EQ(rig.blk->stats().polled_completions, 0u);
   EXPECT_EQ(rig.blk->stats().interrupts, 20u);
+  EXPECT_EQ(rig.m.cpu(1).irqs_taken(), 20u);
+  // The task slept for each: the vCPU never polled.
+  EXPECT_EQ(rig.m.cpu(1).TimeIn(CpuTime::kPoll), Time::Zero());
+  EXPECT_EQ(rig.issuers[0]->task.nvcsw(), 20u);
   // Without a latency spread (TestCosts) each request's device time is
-  // exactly the read latency plus its transfer, 4096 B / 2.3 GB/s: one
+  // exactly the read latency plus its transfer at the read bandwidth: one
   // request at a time never waits for the link.
-  EXPECT_NEAR(rig.blk->stats().device_ns / 20, 6000 + 4096 / 2.3, 0.01);
+  const VirtioBlkMqCosts c = TestCosts();
+  const double device_ns = c.read_latency.value.ToSeconds() * 1e9 + rq.bytes / c.read_bandwidth.value * 1e9;
+  EXPECT_NEAR(rig.blk->stats().device_ns / 20, device_ns, 0.01);
 }
 
 // QEMU's adaptive polling: with short waits the IOThread's poll time grows
@@ -149,7 +179,7 @@ TEST(VirtioBlkMqTest, IothreadPollTimeGrowsOnShortWaitsAndResetsOnLongOnes) {
     BlockRequest rq;
     rq.bytes = 4096;
     rq.sink = &rig.sink;
-    rig.sim.Spawn(Issue(rig, *rig.ptrs[0], rq, 50, /*polled=*/true));
+    Issue(rig, 0, rq, 50, /*polled=*/true);
     rig.sim.RunUntil(Time::Millis(20));
     ASSERT_EQ(rig.sink.completions, 50) << slow;
     if (slow) {
@@ -171,7 +201,7 @@ TEST(VirtioBlkMqTest, InterruptsOffWhilePolledRequestsInFlightAndBackOnAfter) {
   rq.sink = &rig.sink;
   int off = 0, on = 0;
   EXPECT_TRUE(rig.blk->cb_enabled(2));
-  rig.sim.Spawn(Issue(rig, *rig.ptrs[2], rq, 5, /*polled=*/true));
+  Issue(rig, 2, rq, 5, /*polled=*/true);
   rig.sim.Spawn(Watch(rig, 2, rq, &off, &on));
   rig.sim.RunUntil(Time::Millis(1));
   EXPECT_EQ(rig.sink.completions, 5);
@@ -188,39 +218,42 @@ TEST(VirtioBlkMqTest, InterruptsOffWhilePolledRequestsInFlightAndBackOnAfter) {
   BlockRequest lo;
   lo.bytes = 4096;
   lo.sink = &rig.sink;
-  rig.sim.Spawn(Issue(rig, *rig.ptrs[2], lo, 1, /*polled=*/false));
+  Issue(rig, 2, lo, 1, /*polled=*/false);
   rig.sim.RunUntil(Time::Millis(2));
   EXPECT_EQ(rig.blk->stats().interrupts, 1u);
   EXPECT_EQ(rig.blk->stats().irq_completions, 1u);
 }
 
 TEST(VirtioBlkMqTest, DeviceLatencySpreadKeepsTheMeanAndPutsP99WhereTheExponentialDoes) {
-  VirtioBlkMqCosts c = TestCosts();  // read 6 us, write 8 us
+  VirtioBlkMqCosts c = TestCosts();
   c.latency_exp_mean.value = Time::Nanos(300);
+  const double spread_us = c.latency_exp_mean.value.ToMicros();
   Rig rig(c);
   const int n = 100000;
   for (bool write : {false, true}) {
     SCOPED_TRACE(write ? "write" : "read");
+    const Time latency = write ? c.write_latency.value : c.read_latency.value;
     std::vector<Time> t;
     double sum = 0;
     for (int i = 0; i < n; ++i) {
       t.push_back(rig.blk->DeviceAccess(i % 4, write));
       sum += t.back().ToMicros();
     }
-    // Mean within 5 standard errors (0.3 us / sqrt(n) = 0.95 ns).
-    EXPECT_NEAR(sum / n, write ? 8.0 : 6.0, 0.005);
+    // The mean within 5 standard errors (spread / sqrt(n)).
+    EXPECT_NEAR(sum / n, latency.ToMicros(), 5 * spread_us / std::sqrt(n));
     std::sort(t.begin(), t.end());
-    EXPECT_GE(t.front(), (write ? Time::Micros(8) : Time::Micros(6)) - Time::Nanos(300));
-    // p99 - mean = (ln 100 - 1) x 0.3 us = 1.0816 us, within 40 ns.
-    EXPECT_NEAR(t[static_cast<size_t>(0.99 * n) - 1].ToMicros() - sum / n, (std::log(100.0) - 1) * 0.3, 0.04);
+    EXPECT_GE(t.front(), latency - c.latency_exp_mean.value);
+    // p99 - mean of an exponential = (ln 100 - 1) x its mean, within 40 ns.
+    EXPECT_NEAR(t[static_cast<size_t>(0.99 * n) - 1].ToMicros() - sum / n, (std::log(100.0) - 1) * spread_us, 0.04);
   }
 }
 
 TEST(VirtioBlkMqTest, WithoutSpreadEveryDeviceAccessTakesExactlyTheLatency) {
-  Rig rig;  // latency_exp_mean 0
+  const VirtioBlkMqCosts c = TestCosts();  // latency_exp_mean 0
+  Rig rig(c);
   for (int i = 0; i < 1000; ++i) {
-    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, false), Time::Micros(6));
-    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, true), Time::Micros(8));
+    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, false), c.read_latency.value);
+    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, true), c.write_latency.value);
   }
 }
 
