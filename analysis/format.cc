@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "analysis/json.h"
+#include "models/cpu/sched.h"
+#include "scenarios/stack.h"
 #include "sim/time.h"
 
 namespace analysis {
@@ -413,8 +415,15 @@ std::string FormatScenarioIndex(const std::vector<std::string>& paths,
         rows.push_back({paths[i], s.name(), absl::StrCat(viosim::VariantNames(files[i]).size()),
                         absl::StrCat(s.published_size()), s.description()});
       }
-      return absl::StrCat(Table(rows, "", "llrrl"), "\n`viosim list FILE` shows one scenario's variants, metrics and "
-                          "published values.\n");
+      std::vector<std::vector<std::string>> parts = {{"stack part", "CPUs", "what it is", "metrics beyond fio's"}};
+      for (const viosim::StackPart& p : viosim::StackParts()) {
+        parts.push_back({absl::StrCat("stack { ", p.name, " {...} }"), p.vcpus ? "vCPUs" : "host CPUs", p.summary,
+                         absl::StrJoin(p.metric_names(), " ")});
+      }
+      return absl::StrCat(Table(rows, "", "llrrl"), "\nRegistered stack parts (a scenario sets one):\n",
+                          Table(parts, "", "llll"), "Schedulers (platform.scheduler): ",
+                          absl::StrJoin(models::SchedulerNames(), ", "),
+                          "\n\n`viosim list FILE` shows one scenario's variants, metrics and published values.\n");
     }
     case Format::kJson: {
       JsonWriter j;
