@@ -96,11 +96,22 @@ void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
   }
   Task* t = curr_;
   if (t == nullptr) __builtin_trap();  // task-context work needs a running task
+  const sim::Time due = sim_->Now() + cost;
+  if (direct_) {
+    // Nothing can interrupt or preempt this CPU's task: it resumes itself.
+    if (t->mode_ != mode) {
+      t->mode_ = mode;
+      Account();
+    }
+    direct_until_ = due;
+    sim_->ScheduleAt(due, h);
+    return;
+  }
   t->cont_ = h;
   t->wait_ = Task::Wait::kWork;
   t->mode_ = mode;
   t->frozen_ = false;
-  t->due_ = sim_->Now() + cost;
+  t->due_ = due;
   Account();
   sim_->ScheduleAt(t->due_, task_timer_.handle());
   if (need_resched_) MaybeReschedule();
@@ -144,6 +155,15 @@ void Cpu::ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
   }
   Task* t = curr_;
   if (t == nullptr) __builtin_trap();
+  if (direct_) {
+    direct_until_ = at;
+    if (at == sim_->Now()) {
+      sim_->Wake(h);
+    } else {
+      sim_->ScheduleAt(at, h);
+    }
+    return;
+  }
   t->cont_ = h;
   t->wait_ = Task::Wait::kAt;
   t->deferred_ = false;
@@ -262,6 +282,16 @@ void Cpu::EndExit() {
 
 void Cpu::RaiseIrq(sim::Task handler) {
   pending_.push_back(std::move(handler));
+  if (direct_) {
+    // From now on task waits go through the CPU; one still in flight ends
+    // as scheduled, and the interrupt is taken after it.
+    direct_ = false;
+    if (sim_->Now() < direct_until_ && !irq_kick_pending_) {
+      irq_kick_pending_ = true;
+      sim_->ScheduleAt(direct_until_, irq_kick_.handle());
+      return;
+    }
+  }
   if (CanTakeIrq()) KickIrq();
 }
 

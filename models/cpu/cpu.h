@@ -274,7 +274,8 @@ class Cpu {
   void FreezeCurrent();
   void ThawCurrent();
   bool CanTakeIrq() const {
-    return !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_ && !pending_.empty();
+    return !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_ && !pending_.empty() &&
+           sim_->Now() >= direct_until_;
   }
   void KickIrq();
   sim::Task IrqEntry(sim::Task handler);
@@ -302,6 +303,12 @@ class Cpu {
   CpuPlace place_;
   SchedCosts sched_costs_;
   Scheduler* sched_ = nullptr;
+  // While nothing can interrupt or preempt the task (no interrupt raised
+  // yet, a policy that never preempts a running task), its waits resume it
+  // directly, without the CPU's bookkeeping; direct_until_ is when the one
+  // in flight ends. The first RaiseIrq turns this off for good.
+  bool direct_ = false;
+  sim::Time direct_until_;
   Task* curr_ = nullptr;
   bool in_irq_ = false;
   CpuTime irq_mode_ = CpuTime::kIrq;  // what the running handler does (irq, spin, exit)

@@ -36,6 +36,7 @@ void Task::ScheduleAwaiter::await_suspend(std::coroutine_handle<> h) {
 
 void Scheduler::AddCpu(Cpu& cpu) {
   cpu.sched_ = this;
+  cpu.direct_ = !PreemptsRunningTasks();
   cpus_.push_back(&cpu);
 }
 

@@ -66,6 +66,9 @@ class Scheduler {
   // Whether tasks move between CPUs (a workload spreads pinned clones
   // itself when they do not).
   virtual bool migrates() const = 0;
+  // Whether a running task can be preempted by another task (time slices,
+  // wake-up preemption).
+  virtual bool PreemptsRunningTasks() const { return true; }
   // Tasks runnable on `cpu`, the running one included (rq->nr_running).
   virtual int NrRunning(const Cpu& cpu) const = 0;
 
@@ -156,6 +159,7 @@ class PinnedFifoScheduler final : public Scheduler {
   explicit PinnedFifoScheduler(sim::Simulator& sim) : Scheduler(sim) {}
   const char* name() const override { return "pinned"; }
   bool migrates() const override { return false; }
+  bool PreemptsRunningTasks() const override { return false; }
   int NrRunning(const Cpu& cpu) const override;
 
  protected:
