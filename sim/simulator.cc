@@ -34,4 +34,23 @@ void Simulator::Spawn(Task task) {
   Wake(h);
 }
 
+bool Simulator::Retarget(Time at, std::coroutine_handle<> from, std::coroutine_handle<> to) {
+  void* const f = from.address();
+  if (at == now_) {
+    for (std::size_t i = ready_head_; i < ready_.size(); ++i) {
+      if (ready_[i] == f) {
+        ready_[i] = to.address();
+        return true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (heap_[i].t == at.ps() && heap_[i].h == f) {
+      heap_[i].h = to.address();
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace sim

@@ -65,6 +65,12 @@ class Simulator {
   // delay still yields to the events already due now).
   DelayAwaiter Delay(Time d) { return DelayAwaiter{this, d}; }
 
+  // Makes the pending resumption of `from` at `at` (scheduled with
+  // ScheduleAt, or with Wake when `at` is Now()) resume `to` instead, in the
+  // same place of the order. Returns whether one was found. Linear in the
+  // number of pending events: for rare changes of plan, not the hot path.
+  bool Retarget(Time at, std::coroutine_handle<> from, std::coroutine_handle<> to);
+
   // Runs every event due at or before `until`, then sets Now() to `until`.
   // REQUIRES: until >= Now().
   void RunUntil(Time until);

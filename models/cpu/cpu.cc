@@ -104,6 +104,8 @@ void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
       Account();
     }
     direct_until_ = due;
+    direct_h_ = h;
+    direct_work_ = true;
     sim_->ScheduleAt(due, h);
     return;
   }
@@ -134,6 +136,12 @@ std::coroutine_handle<> Cpu::BeginSpin(std::coroutine_handle<> h, CpuTime mode) 
   return t->spin_wake_.handle();
 }
 
+void Cpu::SetTaskMode(CpuTime mode) {
+  if (curr_ == nullptr) __builtin_trap();  // task-context work needs a running task
+  curr_->mode_ = mode;
+  Account();
+}
+
 void Cpu::BeginSpinWait(CpuTime mode) {
   if (in_irq_) {
     irq_mode_ = mode;
@@ -157,6 +165,8 @@ void Cpu::ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
   if (t == nullptr) __builtin_trap();
   if (direct_) {
     direct_until_ = at;
+    direct_h_ = h;
+    direct_work_ = false;
     if (at == sim_->Now()) {
       sim_->Wake(h);
     } else {
@@ -282,17 +292,23 @@ void Cpu::EndExit() {
 
 void Cpu::RaiseIrq(sim::Task handler) {
   pending_.push_back(std::move(handler));
-  if (direct_) {
-    // From now on task waits go through the CPU; one still in flight ends
-    // as scheduled, and the interrupt is taken after it.
-    direct_ = false;
-    if (sim_->Now() < direct_until_ && !irq_kick_pending_) {
-      irq_kick_pending_ = true;
-      sim_->ScheduleAt(direct_until_, irq_kick_.handle());
-      return;
-    }
-  }
+  if (direct_) EndDirect();
   if (CanTakeIrq()) KickIrq();
+}
+
+void Cpu::EndDirect() {
+  direct_ = false;
+  Task* t = curr_;
+  if (t == nullptr || !direct_h_ || sim_->Now() > direct_until_) return;
+  // The task's wait in flight becomes a wait through the CPU, so that the
+  // interrupt can freeze it.
+  if (!sim_->Retarget(direct_until_, direct_h_, task_timer_.handle())) return;
+  t->cont_ = direct_h_;
+  t->wait_ = direct_work_ ? Task::Wait::kWork : Task::Wait::kAt;
+  t->frozen_ = false;
+  t->deferred_ = false;
+  t->due_ = direct_until_;
+  direct_h_ = {};
 }
 
 void Cpu::KickIrq() {

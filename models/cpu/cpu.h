@@ -166,7 +166,20 @@ class Cpu {
     WorkAwaiter(Cpu* cpu, sim::Time cost, CpuTime mode) : cpu_(cpu), cost_(cost), mode_(mode) {}
     // Zero work does not suspend.
     bool await_ready() const noexcept { return cost_ == sim::Time::Zero(); }
-    void await_suspend(std::coroutine_handle<> h) { cpu_->BeginWork(h, cost_, mode_); }
+    void await_suspend(std::coroutine_handle<> h) {
+      Cpu& c = *cpu_;
+      if (c.direct_ && !c.in_irq_ && c.exit_depth_ == 0) {
+        // The direct path (see direct_), inline: it is the hot path of
+        // every lock-heavy model.
+        if (c.acct_mode_ != mode_) c.SetTaskMode(mode_);
+        c.direct_until_ = c.sim_->Now() + cost_;
+        c.direct_h_ = h;
+        c.direct_work_ = true;
+        c.sim_->ScheduleAt(c.direct_until_, h);
+        return;
+      }
+      c.BeginWork(h, cost_, mode_);
+    }
     void await_resume() const noexcept {}
 
    private:
@@ -274,9 +287,9 @@ class Cpu {
   void FreezeCurrent();
   void ThawCurrent();
   bool CanTakeIrq() const {
-    return !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_ && !pending_.empty() &&
-           sim_->Now() >= direct_until_;
+    return !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_ && !pending_.empty();
   }
+  void EndDirect();
   void KickIrq();
   sim::Task IrqEntry(sim::Task handler);
   void IrqExit();
@@ -292,9 +305,12 @@ class Cpu {
   // The time the CPU is in now.
   CpuTime Mode() const;
   void Account() {
-    acct_.Set(static_cast<int>(Mode()), sim_->Now());
+    acct_mode_ = Mode();
+    acct_.Set(static_cast<int>(acct_mode_), sim_->Now());
     if (sim_->trace() != nullptr) TraceMode();
   }
+  // The current task's mode becomes `mode` (and is accounted).
+  void SetTaskMode(CpuTime mode);
   void TraceMode();
 
   sim::Simulator* sim_;
@@ -305,10 +321,14 @@ class Cpu {
   Scheduler* sched_ = nullptr;
   // While nothing can interrupt or preempt the task (no interrupt raised
   // yet, a policy that never preempts a running task), its waits resume it
-  // directly, without the CPU's bookkeeping; direct_until_ is when the one
-  // in flight ends. The first RaiseIrq turns this off for good.
+  // directly, without the CPU's bookkeeping: direct_h_ resumes at
+  // direct_until_ (work when direct_work_, else a lock hand-off). The first
+  // RaiseIrq turns this off for good and hands the wait in flight to the
+  // CPU (EndDirect), exactly as if it had gone through it.
   bool direct_ = false;
+  bool direct_work_ = false;
   sim::Time direct_until_;
+  std::coroutine_handle<> direct_h_;
   Task* curr_ = nullptr;
   bool in_irq_ = false;
   CpuTime irq_mode_ = CpuTime::kIrq;  // what the running handler does (irq, spin, exit)
@@ -334,6 +354,7 @@ class Cpu {
   Task* switch_from_ = nullptr;
 
   sim::StateOccupancy acct_;
+  CpuTime acct_mode_ = CpuTime::kIdle;  // what acct_ counts now
   sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled
   int traced_mode_ = -1;
   sim::Time traced_since_;

@@ -1,5 +1,6 @@
 #include "sim/simulator.h"
 
+#include <coroutine>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,37 @@ TEST(SimulatorTest, EqualTimesRunInSchedulingOrder) {
   sim.Spawn(Record(sim, 1_us, "early", &log));
   sim.RunUntil(1_ms);
   EXPECT_EQ(log, (std::vector<std::string>{"early@1us", "a@5us", "b@5us", "c@5us", "d@5us"}));
+}
+
+// Parks the caller; `*slot` holds its handle.
+struct Park {
+  std::coroutine_handle<>* slot;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { *slot = h; }
+  void await_resume() const noexcept {}
+};
+
+Task Parked(Simulator& sim, std::string tag, std::coroutine_handle<>* slot, std::vector<std::string>* log) {
+  co_await Park{slot};
+  log->push_back(tag + "@" + FormatTime(sim.Now()));
+}
+
+TEST(SimulatorTest, RetargetResumesAnotherHandleInTheSamePlaceOfTheOrder) {
+  Simulator sim;
+  std::vector<std::string> log;
+  std::coroutine_handle<> a, b;
+  sim.Spawn(Parked(sim, "a", &a, &log));
+  sim.Spawn(Parked(sim, "b", &b, &log));
+  sim.RunUntil(Time::Zero());
+  sim.Spawn(Record(sim, 5_us, "first", &log));
+  sim.RunUntil(Time::Zero());  // "first" schedules its 5us resumption
+  sim.ScheduleAt(5_us, a);
+  sim.Spawn(Record(sim, 5_us, "last", &log));
+  sim.RunUntil(1_us);
+  EXPECT_FALSE(sim.Retarget(4_us, a, b));  // no resumption of `a` at 4us
+  EXPECT_TRUE(sim.Retarget(5_us, a, b));
+  sim.RunUntil(1_ms);
+  EXPECT_EQ(log, (std::vector<std::string>{"first@5us", "b@5us", "last@5us"}));
 }
 
 TEST(SimulatorTest, RunUntilStopsAtLimitAndAdvancesClock) {
