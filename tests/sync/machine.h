@@ -9,8 +9,11 @@
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/sched.h"
+#include "models/cpu/param.h"
 #include "models/cpu/task.h"
+#include "models/sync/handoff_costs.h"
 #include "sim/simulator.h"
+#include "sim/time.h"
 
 namespace models {
 
@@ -52,6 +55,17 @@ inline std::vector<CpuPlace> TwoSocketPlaces() {
       {0, 1, 2}, {0, 1, 2},  // socket 0, LLC 1, core 2
       {1, 2, 3}, {1, 2, 3},  // socket 1, LLC 2, core 3
   };
+}
+
+// A line-transfer table whose every entry is a distinct odd number of
+// picoseconds, so that a test sees exactly which one was charged.
+inline LockHandoffCosts OddPicosecondCosts() {
+  const Source kTest{SourceKind::kDefined, "test"};
+  return LockHandoffCosts{{sim::Time::Picos(1009), kTest},
+                          {sim::Time::Picos(7001), kTest},
+                          {sim::Time::Picos(25013), kTest},
+                          {sim::Time::Picos(132007), kTest},
+                          {sim::Time::Picos(233011), kTest}};
 }
 
 }  // namespace models

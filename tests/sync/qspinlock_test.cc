@@ -22,15 +22,6 @@ namespace {
 using sim::Time;
 using namespace sim::literals;  // NOLINT
 
-LockHandoffCosts OddPicoseconds() {
-  LockHandoffCosts c = LockHandoffCosts::Uniform(Time::Zero());
-  c.same_core.value = Time::Picos(7001);
-  c.same_llc.value = Time::Picos(25013);
-  c.same_socket.value = Time::Picos(132007);
-  c.other_socket.value = Time::Picos(233011);
-  return c;
-}
-
 struct Platform {
   std::string name;
   LockHandoffCosts costs;
@@ -86,7 +77,7 @@ TEST_P(QSpinlockHandoffTest, HandOffCostsTheTableEntryForTheNextOwnersDistance) 
 INSTANTIATE_TEST_SUITE_P(Tables, QSpinlockHandoffTest,
                          testing::Values(Platform{"EpycRome", EpycRomeHandoffCosts()},
                                          Platform{"CascadeLake", CascadeLakeHandoffCosts()},
-                                         Platform{"OddPicoseconds", OddPicoseconds()}),
+                                         Platform{"OddPicoseconds", OddPicosecondCosts()}),
                          [](const testing::TestParamInfo<Platform>& i) { return i.param.name; });
 
 TEST(QSpinlockTest, OrderIsThePendingWaiterThenTheMcsQueue) {
