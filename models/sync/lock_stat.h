@@ -27,9 +27,13 @@ struct LockStat {
   uint64_t con_bounces = 0;   // contended on a CPU other than the last holder's
   sim::Summary wait;          // per contended acquisition, picoseconds
   sim::Summary hold;          // per acquisition, picoseconds
-  // acq_bounces by the distance between the previous holder's CPU and the
-  // new one (indexed by CpuDistance; kSame stays zero). Sums to acq_bounces.
-  std::array<uint64_t, kCpuDistances> acq_bounces_by{};
+  // contentions by how far the lock word moved to end them: the distance
+  // from the releasing CPU to the waiter it went to (indexed by
+  // CpuDistance), the one the hand-off cost was charged for. Sums to
+  // contentions for a lock whose hand-off cost depends on the distance; a
+  // lock with one flat hand-off cost leaves it empty (it never looks at
+  // the topology).
+  std::array<uint64_t, kCpuDistances> contentions_by{};
   void Reset();
 };
 

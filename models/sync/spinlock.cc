@@ -20,7 +20,7 @@ Spinlock::Spinlock(sim::Simulator& sim, std::string name, sim::Time handoff)
 
 Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff)
     : sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()) {
-  uniform_ = std::count(handoff_.begin(), handoff_.end(), handoff_[0]) == kCpuDistances;
+  flat_ = std::count(handoff_.begin(), handoff_.end(), handoff_[0]) == kCpuDistances;
 }
 
 // queued_spin_lock_slowpath() (kernel/locking/qspinlock.c, Linux 5.x/6.x),
@@ -46,28 +46,17 @@ void Spinlock::EnqueueQueued(Awaiter* a, sim::Time now) {
   Append(a);
 }
 
-// The unlock's side: the pending waiter goes first
-// (clear_pending_set_locked()); else the MCS head, once it spins on the lock
-// word, takes the lock and passes the head role on by writing its
-// successor's node (arch_mcs_spin_unlock_contended()).
-Spinlock::Awaiter* Spinlock::NextQueued(Cpu& cpu, sim::Time now, sim::Time* at) {
-  Awaiter* next = pending_;
-  if (next != nullptr) {
-    pending_ = nullptr;
-    *at = now + Transfer(cpu, *next->cpu_);
-    return next;
-  }
-  next = head_;
-  head_ = next->next_;
-  if (head_ == nullptr) tail_ = nullptr;
-  *at = std::max(now, next->ready_at_) + Transfer(cpu, *next->cpu_);
+// arch_mcs_spin_unlock_contended(): the queue head, owning the lock, writes
+// its successor's MCS node; only then does the successor spin on the lock
+// word. With no successor yet, one arriving before `at` still queues behind
+// it.
+void Spinlock::PassHeadRole(const Awaiter& head, sim::Time at) {
   if (head_ != nullptr) {
-    head_->ready_at_ = *at + Transfer(*next->cpu_, *head_->cpu_);
+    head_->ready_at_ = at + Transfer(*head.cpu_, *head_->cpu_);
   } else {
-    mcs_until_ = *at;
-    mcs_cpu_ = next->cpu_;
+    mcs_until_ = at;
+    mcs_cpu_ = head.cpu_;
   }
-  return next;
 }
 
 void Spinlock::TraceHold(Cpu& cpu, sim::Time now) const {

@@ -32,6 +32,7 @@
 #ifndef VIOSIM_MODELS_SYNC_SPINLOCK_H_
 #define VIOSIM_MODELS_SYNC_SPINLOCK_H_
 
+#include <algorithm>
 #include <array>
 #include <coroutine>
 #include <cstdint>
@@ -97,7 +98,7 @@ class Spinlock {
     std::coroutine_handle<> h_;
     Awaiter* next_ = nullptr;  // the next waiter in ticket / MCS order
     sim::Time since_;          // when it started to spin
-    sim::Time ready_at_;       // qspinlock: from when it spins on the lock word itself
+    sim::Time ready_at_;       // MCS queue: from when it spins on the lock word
     bool was_irq_ = false;
     bool con_bounce_ = false;  // the last holder was on another CPU
   };
@@ -138,18 +139,18 @@ class Spinlock {
     prev_cpu_ = last_cpu_;
     last_cpu_ = &cpu;
   }
-  sim::Time Transfer(const Cpu& from, const Cpu& to) const {
-    if (uniform_ || &from == &to) return handoff_[0];
-    return handoff_[static_cast<int>(DistanceOf(from.place(), to.place()))];
+  static int Distance(const Cpu& from, const Cpu& to) {
+    return &from == &to ? 0 : static_cast<int>(DistanceOf(from.place(), to.place()));
   }
+  sim::Time Transfer(const Cpu& from, const Cpu& to) const { return handoff_[Distance(from, to)]; }
   void Enqueue(Awaiter* a, std::coroutine_handle<> h);
   // qspinlock's slow path: the pending bit, or the MCS queue.
   void EnqueueQueued(Awaiter* a, sim::Time now);
   void Append(Awaiter* a);
   void Release(Cpu& cpu);
-  // qspinlock's hand-off: removes and returns the next owner (the pending
-  // waiter, else the MCS head); `*at` is when it has the lock.
-  Awaiter* NextQueued(Cpu& cpu, sim::Time now, sim::Time* at);
+  // qspinlock: `head`, just taken off the MCS queue, has the lock at `at`
+  // and passes the head role on.
+  void PassHeadRole(const Awaiter& head, sim::Time at);
   // Records the critical section `owner_` ends now (lock_stat.h).
   void RecordHold(sim::Time now);
   void TraceHold(Cpu& cpu, sim::Time now) const;
@@ -157,17 +158,21 @@ class Spinlock {
   sim::Simulator* sim_;
   std::string name_;
   SpinlockKind kind_;
-  std::array<sim::Time, kCpuDistances> handoff_;
-  bool uniform_;  // every distance costs the same
+  std::array<sim::Time, kCpuDistances> handoff_;  // by CpuDistance
+  // Every distance costs the same: a hand-off needs no distance (and
+  // lock_stat's contentions_by stays empty).
+  bool flat_;
   Cpu* owner_ = nullptr;     // holder, or the waiter the lock is passing to
   Cpu* last_cpu_ = nullptr;  // CPU of the last acquisition
   Cpu* prev_cpu_ = nullptr;  // CPU of the acquisition before the owner's
   sim::Time acquired_at_;
   // The owner's acquisition, for its lock_stat sample at release: how long
-  // it waited (kUncontended: not at all), and whether it bounced.
+  // it waited (kUncontended: not at all), whether it bounced, and how far
+  // the lock word came to it.
   static constexpr sim::Time kUncontended = sim::Time::Picos(-1);
   sim::Time wait_;
   bool con_bounce_ = false;
+  int8_t handoff_distance_ = -1;  // -1: not computed (flat_)
   // Waiters: the pending one (qspinlock), then a FIFO (ticket order, or
   // the MCS queue whose head spins on the lock word).
   Awaiter* pending_ = nullptr;
@@ -210,12 +215,10 @@ inline void Spinlock::Append(Awaiter* a) {
 inline void Spinlock::RecordHold(sim::Time now) {
   ++stat_.acquisitions;
   stat_.hold.Record((now - acquired_at_).ps());
-  if (prev_cpu_ != nullptr && prev_cpu_ != owner_) {
-    ++stat_.acq_bounces;
-    ++stat_.acq_bounces_by[static_cast<int>(DistanceOf(prev_cpu_->place(), owner_->place()))];
-  }
+  if (prev_cpu_ != nullptr && prev_cpu_ != owner_) ++stat_.acq_bounces;
   if (wait_ != kUncontended) {
     ++stat_.contentions;
+    if (handoff_distance_ >= 0) ++stat_.contentions_by[handoff_distance_];
     stat_.wait.Record(wait_.ps());
     if (con_bounce_) ++stat_.con_bounces;
   }
@@ -229,23 +232,29 @@ inline void Spinlock::Release(Cpu& cpu) {
     owner_ = nullptr;
     return;
   }
-  Awaiter* next;
-  sim::Time at;
-  if (kind_ == SpinlockKind::kQueued) {
-    next = NextQueued(cpu, now, &at);
+  // The next owner: qspinlock's pending waiter (clear_pending_set_locked),
+  // else the next ticket or the MCS queue head, from when it spins on the
+  // lock word.
+  Awaiter* next = pending_;
+  const bool mcs_head = next == nullptr && kind_ == SpinlockKind::kQueued;
+  sim::Time spins = now;
+  if (next != nullptr) {
+    pending_ = nullptr;
   } else {
-    // The next ticket.
     next = head_;
     head_ = next->next_;
     if (head_ == nullptr) tail_ = nullptr;
-    at = now + Transfer(cpu, *next->cpu_);
+    if (mcs_head) spins = std::max(now, next->ready_at_);
   }
+  // It has the lock once the line reaches its CPU; it spins until then.
+  const int d = flat_ ? -1 : Distance(cpu, *next->cpu_);
+  const sim::Time at = spins + handoff_[flat_ ? 0 : d];
+  if (mcs_head) PassHeadRole(*next, at);
   --waiters_;
-  // The next owner has the lock once the line reaches its CPU; it spins
-  // until then.
   Acquired(*next->cpu_, at);
   wait_ = at - next->since_;
   con_bounce_ = next->con_bounce_;
+  handoff_distance_ = static_cast<int8_t>(d);
   // Its spin ends when it resumes, through its CPU.
   next->cpu_->ResumeAt(next->h_, at, next->was_irq_);
 }

@@ -4,6 +4,8 @@
 // statistics that reset without touching ownership.
 #include "models/sync/spinlock.h"
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -67,6 +69,8 @@ TEST_P(SpinlockTest, WaitersAreServedInArrivalOrderAndSpinMeanwhile) {
   EXPECT_EQ(m.cpu(3).TimeIn(CpuTime::kSpin), 9_us);
   EXPECT_EQ(m.cpu(2).TimeIn(CpuTime::kSpin), 27_us);
   EXPECT_EQ(m.cpu(2).TimeIn(CpuTime::kSystem), 10_us);
+  // A flat hand-off cost never looks at the topology.
+  EXPECT_EQ(lock.stat().contentions_by, (std::array<uint64_t, kCpuDistances>{}));
 }
 
 TEST_P(SpinlockTest, HandoffDelaysTheNextOwner) {

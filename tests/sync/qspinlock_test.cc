@@ -57,7 +57,7 @@ Time HandOffFromCpu0(const LockHandoffCosts& costs, int k, bool queue_head) {
   const Time waited = got[n - 1].second - 2_us;
   EXPECT_EQ(m.cpu(k).TimeIn(CpuTime::kSpin), waited);
   EXPECT_EQ(Time::Picos(lock.stat().wait.max()), waited);
-  EXPECT_GE(lock.stat().acq_bounces_by[static_cast<int>(DistanceOf(m.cpu(0).place(), m.cpu(k).place()))], 1u);
+  EXPECT_GE(lock.stat().contentions_by[static_cast<int>(DistanceOf(m.cpu(0).place(), m.cpu(k).place()))], 1u);
   return got[n - 1].second - (got[n - 2].second + 10_us);
 }
 
