@@ -40,17 +40,17 @@ TEST_P(LockStatTest, EveryFigureOfAWindowComesFromTheSameCriticalSections) {
   Spinlock lock(m.sim, "l", GetParam(), EpycRomeHandoffCosts());
   for (int i = 0; i < 8; ++i) {
     Task& t = m.NewTask(i);
-    m.sched.Start(t, Loop(t, lock, Time::Nanos(300 * (i + 1)), 500_ns));
+    m.sched.Start(t, Loop(t, lock, Time::Nanos(1000 * (i + 1)), 500_ns));
   }
-  // Start the window while waiters spin: their waits began before it.
+  // Start the window while a waiter spins: its wait began before it.
   Time start = 50_us;
   m.sim.RunUntil(start);
-  while (lock.waiters() < 2) m.sim.RunUntil(start += 10_ns);
+  while (lock.waiters() < 1) m.sim.RunUntil(start += 10_ns);
   lock.ResetStats();
   m.sim.RunUntil(start + 500_us);
   const LockStat& s = lock.stat();
   EXPECT_GT(s.contentions, 0u);
-  EXPECT_LE(s.contentions, s.acquisitions);
+  EXPECT_LT(s.contentions, s.acquisitions);  // some found it free
   EXPECT_EQ(static_cast<uint64_t>(s.wait.count()), s.contentions);
   EXPECT_EQ(static_cast<uint64_t>(s.hold.count()), s.acquisitions);
   EXPECT_LE(s.con_bounces, s.contentions);
