@@ -1,19 +1,63 @@
 #include "models/sync/spinlock.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "sim/trace.h"
 
 namespace models {
 
-void LockStat::Reset() {
-  acquisitions = contentions = acq_bounces = con_bounces = 0;
-  wait.Reset();
-  hold.Reset();
+const char* SpinlockKindName(SpinlockKind k) {
+  switch (k) {
+    case SpinlockKind::kTicket: return "ticket";
+    case SpinlockKind::kQueued: return "queued";
+  }
+  return "?";
 }
 
 Spinlock::Spinlock(sim::Simulator& sim, std::string name, sim::Time handoff)
-    : sim_(&sim), name_(std::move(name)), handoff_(handoff) {}
+    : Spinlock(sim, std::move(name), SpinlockKind::kTicket, LockHandoffCosts::Uniform(handoff)) {}
+
+Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff)
+    : sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()) {
+  flat_ = std::count(handoff_.begin(), handoff_.end(), handoff_[0]) == kCpuDistances;
+}
+
+// queued_spin_lock_slowpath() (kernel/locking/qspinlock.c, Linux 5.x/6.x),
+// for a waiter that found the lock held.
+void Spinlock::EnqueueQueued(Awaiter* a, sim::Time now) {
+  const bool queue_empty = head_ == nullptr && now >= mcs_until_;
+  if (queue_empty && pending_ == nullptr) {
+    // No tail and no pending bit: set pending and spin on the locked byte.
+    pending_ = a;
+    return;
+  }
+  // xchg_tail(): join the MCS queue. With no predecessor this waiter is the
+  // head and spins on the lock word at once, unless the previous head is
+  // still taking the lock, which then passes the head role on; behind a
+  // predecessor it spins on its own node until the head role reaches it.
+  if (head_ != nullptr) {
+    a->ready_at_ = sim::Time::Max();
+  } else if (now < mcs_until_) {
+    a->ready_at_ = mcs_until_ + Transfer(*mcs_cpu_, *a->cpu_);
+  } else {
+    a->ready_at_ = now;
+  }
+  Append(a);
+}
+
+// arch_mcs_spin_unlock_contended(): the queue head, owning the lock, writes
+// its successor's MCS node; only then does the successor spin on the lock
+// word. With no successor yet, one arriving before `at` still queues behind
+// it.
+void Spinlock::PassHeadRole(const Awaiter& head, sim::Time at) {
+  if (head_ != nullptr) {
+    head_->ready_at_ = at + Transfer(*head.cpu_, *head_->cpu_);
+  } else {
+    mcs_until_ = at;
+    mcs_cpu_ = head.cpu_;
+  }
+}
 
 void Spinlock::TraceHold(Cpu& cpu, sim::Time now) const {
   sim_->trace()->Complete(Cpu::kTracePid, cpu.id(), name_, acquired_at_, now - acquired_at_, "lock");

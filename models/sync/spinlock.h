@@ -1,52 +1,77 @@
-// A FIFO ticket spinlock, as arch_spinlock_t on x86 and arm64 of the 3.x
-// kernels (arch/x86/include/asm/spinlock.h, Linux 3.15): a waiter takes a
-// ticket and spins until the owner field reaches it, so the lock is handed to
-// waiters strictly in arrival order. A spinning waiter burns its CPU (state
-// CpuTime::kSpin), with interrupts off if it came through spin_lock_irqsave.
+// spinlock_t: the one lock interface models use, over either of the two
+// arch_spinlock_t implementations x86 and arm64 have had:
 //
-// Hand-off: after spin_unlock the next waiter owns the lock only once the
-// lock's cache line has moved to its CPU; `handoff` models that delay (one
-// event). With a zero hand-off the lock is exactly a FIFO single server.
+//   - the FIFO ticket lock of the 3.x kernels (arch/x86/include/asm/
+//     spinlock.h, Linux 3.15): a waiter takes a ticket and spins until the
+//     owner field reaches it;
+//   - the queued spinlock of Linux 4.2 onwards (kernel/locking/qspinlock.c,
+//     as in 5.x and 6.x; qspinlock.h): a pending bit for the first waiter,
+//     an MCS queue behind it.
 //
-// Every lock keeps lock_stat-style counters (CONFIG_LOCK_STAT,
-// kernel/locking/lockdep.c): acquisitions, contentions, wait and hold times,
-// and bounces (acquisitions and contentions on a CPU other than the last
-// holder's).
+// The kernel picks one per build (CONFIG_QUEUED_SPINLOCKS); here each lock
+// has its kind, so that a scenario can put either under the same model.
+//
+// Usage, in the caller's own coroutine on the CPU it runs on:
+//
+//   co_await lock.LockIrqSave(cpu);   // spin_lock_irqsave()
+//   ...
+//   lock.UnlockIrqRestore(cpu);       // spin_unlock_irqrestore()
+//
+// A free lock is taken at once, with no event and no allocation. A waiter
+// spins on its CPU (CpuTime::kSpin), with interrupts off if it came through
+// LockIrqSave; its wait ends through its CPU (Cpu::ResumeAt), so a task
+// spinning while a handler runs on its CPU gets the lock when the handler
+// returns.
+//
+// Hand-off: after an unlock the next owner has the lock only once the lock
+// word's cache line has moved from the releasing CPU to its own, at the cost
+// LockHandoffCosts gives for the distance between the two (one event). With
+// a zero cost the ticket lock is exactly a FIFO single server.
+//
+// Every lock keeps lock_stat rows (lock_stat.h).
 #ifndef VIOSIM_MODELS_SYNC_SPINLOCK_H_
 #define VIOSIM_MODELS_SYNC_SPINLOCK_H_
 
+#include <algorithm>
+#include <array>
 #include <coroutine>
 #include <cstdint>
 #include <string>
 
 #include "models/cpu/cpu.h"
+#include "models/sync/handoff_costs.h"
+#include "models/sync/lock_stat.h"
 #include "sim/simulator.h"
-#include "sim/stats.h"
 #include "sim/time.h"
 
 namespace models {
 
-// The counters of one lock class, as /proc/lock_stat shows them.
-struct LockStat {
-  uint64_t acquisitions = 0;
-  uint64_t contentions = 0;   // acquisitions that had to wait
-  uint64_t acq_bounces = 0;   // acquired on a CPU other than the last holder's
-  uint64_t con_bounces = 0;   // contended on a CPU other than the last holder's
-  sim::Summary wait;          // per contended acquisition, picoseconds
-  sim::Summary hold;          // per release, picoseconds
-  void Reset();
+enum class SpinlockKind : uint8_t {
+  kTicket,  // FIFO ticket lock (Linux 3.x)
+  kQueued,  // qspinlock: pending bit and MCS queue (Linux 4.2+)
 };
+const char* SpinlockKindName(SpinlockKind k);
 
 class Spinlock {
  public:
+  // A ticket lock whose every hand-off costs `handoff`.
   Spinlock(sim::Simulator& sim, std::string name, sim::Time handoff);
+  // A lock of `kind` whose hand-off costs the line transfer from the
+  // releasing CPU to the next owner's.
+  Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff);
   Spinlock(const Spinlock&) = delete;
   Spinlock& operator=(const Spinlock&) = delete;
 
   const std::string& name() const { return name_; }
+  SpinlockKind kind() const { return kind_; }
+  // Held, or being handed to a waiter.
   bool locked() const { return owner_ != nullptr; }
-  // Number of CPUs spinning on the lock now.
+  // Number of CPU contexts spinning on the lock now.
   int waiters() const { return waiters_; }
+  // qspinlock's lock word: a waiter holds the pending bit; waiters in the
+  // MCS queue (for a ticket lock, every waiter is queued).
+  bool pending() const { return pending_ != nullptr; }
+  int queued() const { return waiters_ - (pending_ != nullptr ? 1 : 0); }
 
   class Awaiter {
    public:
@@ -71,13 +96,15 @@ class Spinlock {
     Spinlock* lock_;
     Cpu* cpu_;
     std::coroutine_handle<> h_;
-    Awaiter* next_ = nullptr;
-    sim::Time since_;
+    Awaiter* next_ = nullptr;  // the next waiter in ticket / MCS order
+    sim::Time since_;          // when it started to spin
+    sim::Time ready_at_;       // MCS queue: from when it spins on the lock word
     bool was_irq_ = false;
+    bool con_bounce_ = false;  // the last holder was on another CPU
   };
 
   // spin_lock(): `co_await lock.Lock(cpu)` in the caller's own coroutine,
-  // with `cpu` the CPU the caller runs on. No event when the lock is free.
+  // with `cpu` the CPU the caller runs on.
   Awaiter Lock(Cpu& cpu) { return Awaiter(this, &cpu); }
   // spin_lock_irqsave(): disables interrupts on `cpu`, then spins for the lock.
   Awaiter LockIrqSave(Cpu& cpu) {
@@ -101,41 +128,82 @@ class Spinlock {
 
  private:
   bool TryAcquireUncontended(Cpu& cpu) {
-    if (owner_ != nullptr || head_ != nullptr) return false;
-    Acquired(cpu);
+    if (owner_ != nullptr) return false;  // free implies no waiter
+    Acquired(cpu, sim_->Now());
+    wait_ = kUncontended;
     return true;
   }
-  void Enqueue(Awaiter* a, std::coroutine_handle<> h);
-  void Release(Cpu& cpu);
-  void TraceHold(Cpu& cpu, sim::Time now) const;
-  void Acquired(Cpu& cpu) {
+  void Acquired(Cpu& cpu, sim::Time at) {
     owner_ = &cpu;
-    acquired_at_ = sim_->Now();
-    ++stat_.acquisitions;
-    if (last_cpu_ != nullptr && last_cpu_ != &cpu) ++stat_.acq_bounces;
+    acquired_at_ = at;
+    prev_cpu_ = last_cpu_;
     last_cpu_ = &cpu;
   }
+  static int Distance(const Cpu& from, const Cpu& to) {
+    return &from == &to ? 0 : static_cast<int>(DistanceOf(from.place(), to.place()));
+  }
+  sim::Time Transfer(const Cpu& from, const Cpu& to) const { return handoff_[Distance(from, to)]; }
+  void Enqueue(Awaiter* a, std::coroutine_handle<> h);
+  // qspinlock's slow path: the pending bit, or the MCS queue.
+  void EnqueueQueued(Awaiter* a, sim::Time now);
+  void Append(Awaiter* a);
+  void Release(Cpu& cpu);
+  // qspinlock: `head`, just taken off the MCS queue, has the lock at `at`
+  // and passes the head role on.
+  void PassHeadRole(const Awaiter& head, sim::Time at);
+  // Records the critical section `owner_` ends now (lock_stat.h).
+  void RecordHold(sim::Time now);
+  void TraceHold(Cpu& cpu, sim::Time now) const;
 
   sim::Simulator* sim_;
   std::string name_;
-  sim::Time handoff_;
+  SpinlockKind kind_;
+  std::array<sim::Time, kCpuDistances> handoff_;  // by CpuDistance
+  // Every distance costs the same: a hand-off needs no distance (and
+  // lock_stat's contentions_by stays empty).
+  bool flat_;
   Cpu* owner_ = nullptr;     // holder, or the waiter the lock is passing to
-  Cpu* last_cpu_ = nullptr;  // last CPU to acquire
+  Cpu* last_cpu_ = nullptr;  // CPU of the last acquisition
+  Cpu* prev_cpu_ = nullptr;  // CPU of the acquisition before the owner's
   sim::Time acquired_at_;
-  Awaiter* head_ = nullptr;  // FIFO of spinning waiters (ticket order)
+  // The owner's acquisition, for its lock_stat sample at release: how long
+  // it waited (kUncontended: not at all), whether it bounced, and how far
+  // the lock word came to it.
+  static constexpr sim::Time kUncontended = sim::Time::Picos(-1);
+  sim::Time wait_;
+  bool con_bounce_ = false;
+  int8_t handoff_distance_ = -1;  // -1: not computed (flat_)
+  // Waiters: the pending one (qspinlock), then a FIFO (ticket order, or
+  // the MCS queue whose head spins on the lock word).
+  Awaiter* pending_ = nullptr;
+  Awaiter* head_ = nullptr;
   Awaiter* tail_ = nullptr;
   int waiters_ = 0;
+  // qspinlock: the MCS head the lock was last handed to stays the queue's
+  // tail until it owns the lock; a waiter arriving before then queues
+  // behind it.
+  sim::Time mcs_until_;
+  Cpu* mcs_cpu_ = nullptr;
   LockStat stat_;
 };
 
-// Inline: both run once per contended acquisition, the hot path of every
-// lock-heavy model.
+// Inline: Enqueue and Release run once per acquisition in every lock-heavy
+// model; the ticket lock's path makes no call of its own.
 inline void Spinlock::Enqueue(Awaiter* a, std::coroutine_handle<> h) {
+  const sim::Time now = sim_->Now();
   a->h_ = h;
-  a->since_ = sim_->Now();
-  ++stat_.contentions;
-  if (last_cpu_ != nullptr && last_cpu_ != a->cpu_) ++stat_.con_bounces;
+  a->since_ = now;
+  a->con_bounce_ = last_cpu_ != a->cpu_;
   ++waiters_;
+  if (kind_ == SpinlockKind::kQueued) {
+    EnqueueQueued(a, now);
+  } else {
+    Append(a);
+  }
+}
+
+inline void Spinlock::Append(Awaiter* a) {
+  a->next_ = nullptr;
   if (tail_ != nullptr) {
     tail_->next_ = a;
   } else {
@@ -144,27 +212,51 @@ inline void Spinlock::Enqueue(Awaiter* a, std::coroutine_handle<> h) {
   tail_ = a;
 }
 
+inline void Spinlock::RecordHold(sim::Time now) {
+  ++stat_.acquisitions;
+  stat_.hold.Record((now - acquired_at_).ps());
+  if (prev_cpu_ != nullptr && prev_cpu_ != owner_) ++stat_.acq_bounces;
+  if (wait_ != kUncontended) {
+    ++stat_.contentions;
+    if (handoff_distance_ >= 0) ++stat_.contentions_by[handoff_distance_];
+    stat_.wait.Record(wait_.ps());
+    if (con_bounce_) ++stat_.con_bounces;
+  }
+}
+
 inline void Spinlock::Release(Cpu& cpu) {
   const sim::Time now = sim_->Now();
-  stat_.hold.Record((now - acquired_at_).ps());
+  RecordHold(now);
   if (sim_->trace() != nullptr) TraceHold(cpu, now);
-  Awaiter* next = head_;
-  if (next == nullptr) {
+  if (waiters_ == 0) {
     owner_ = nullptr;
     return;
   }
-  head_ = next->next_;
-  if (head_ == nullptr) tail_ = nullptr;
+  // The next owner: qspinlock's pending waiter (clear_pending_set_locked),
+  // else the next ticket or the MCS queue head, from when it spins on the
+  // lock word.
+  Awaiter* next = pending_;
+  const bool mcs_head = next == nullptr && kind_ == SpinlockKind::kQueued;
+  sim::Time spins = now;
+  if (next != nullptr) {
+    pending_ = nullptr;
+  } else {
+    next = head_;
+    head_ = next->next_;
+    if (head_ == nullptr) tail_ = nullptr;
+    if (mcs_head) spins = std::max(now, next->ready_at_);
+  }
+  // It has the lock once the line reaches its CPU; it spins until then.
+  const int d = flat_ ? -1 : Distance(cpu, *next->cpu_);
+  const sim::Time at = spins + handoff_[flat_ ? 0 : d];
+  if (mcs_head) PassHeadRole(*next, at);
   --waiters_;
-  // The next ticket owns the lock once the cache line reaches its CPU; it
-  // keeps spinning until then.
-  Acquired(*next->cpu_);
-  acquired_at_ = now + handoff_;
-  stat_.wait.Record((acquired_at_ - next->since_).ps());
-  // The waiter leaves its spin loop when it resumes, through its CPU (a
-  // task's spin ends only once an interrupt handler on its CPU has
-  // returned); until then it spins.
-  next->cpu_->ResumeAt(next->h_, acquired_at_, next->was_irq_);
+  Acquired(*next->cpu_, at);
+  wait_ = at - next->since_;
+  con_bounce_ = next->con_bounce_;
+  handoff_distance_ = static_cast<int8_t>(d);
+  // Its spin ends when it resumes, through its CPU.
+  next->cpu_->ResumeAt(next->h_, at, next->was_irq_);
 }
 
 }  // namespace models

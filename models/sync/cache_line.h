@@ -1,0 +1,74 @@
+// A contended cache line: a shared counter (atomic_t, like raid10's
+// conf->nr_pending), a list head, a flag several CPUs read and write.
+//
+// Each access costs its CPU the line's move when the line is elsewhere --
+// the transfer LockHandoffCosts gives for the distance from the CPU that
+// wrote it last -- and the same-CPU figure when the line is already here:
+//
+//   - a write or atomic read-modify-write (atomic_inc, cmpxchg) on a CPU
+//     other than the last writer's moves the line to this CPU, which
+//     becomes the last writer;
+//   - a read on a CPU other than the last writer's moves a shared copy
+//     here once; further reads on that CPU hit until the next write.
+//
+// The accesses are charged as `co_await line.AtomicRmw(cpu)` (one Run on
+// the caller's CPU, in its context). A line nobody wrote yet is local
+// everywhere.
+//
+// Not modeled: the wait of an access behind another CPU's transfer of the
+// same line (concurrent accesses each pay their own transfer), the cost of
+// invalidating readers' copies, and where the line's memory lives.
+#ifndef VIOSIM_MODELS_SYNC_CACHE_LINE_H_
+#define VIOSIM_MODELS_SYNC_CACHE_LINE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/cpu/cpu.h"
+#include "models/sync/handoff_costs.h"
+#include "sim/time.h"
+
+namespace models {
+
+class CacheLine {
+ public:
+  CacheLine(std::string name, const LockHandoffCosts& costs);
+  CacheLine(const CacheLine&) = delete;
+  CacheLine& operator=(const CacheLine&) = delete;
+
+  const std::string& name() const { return name_; }
+  // The CPU that wrote the line last; null if nobody has.
+  const Cpu* last_writer() const { return writer_; }
+
+  // The accesses, by code running on `cpu`.
+  Cpu::WorkAwaiter Read(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/false)); }
+  Cpu::WorkAwaiter Write(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
+  Cpu::WorkAwaiter AtomicRmw(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
+
+  // Counters since the last ResetStats.
+  uint64_t accesses() const { return accesses_; }
+  // Accesses that moved the line, in all and by distance (indexed by
+  // CpuDistance; kSame stays zero).
+  uint64_t transfers() const { return transfers_; }
+  uint64_t transfers_at(CpuDistance d) const { return transfers_by_[static_cast<int>(d)]; }
+  void ResetStats();
+
+ private:
+  // Updates the line's state for an access on `cpu` and returns its cost.
+  sim::Time Access(Cpu& cpu, bool write);
+  bool HasCopy(const Cpu& cpu) const;
+
+  std::string name_;
+  LockHandoffCosts costs_;
+  const Cpu* writer_ = nullptr;
+  std::vector<const Cpu*> readers_;  // CPUs with a copy since the last write
+  uint64_t accesses_ = 0;
+  uint64_t transfers_ = 0;
+  std::array<uint64_t, kCpuDistances> transfers_by_{};
+};
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_SYNC_CACHE_LINE_H_
