@@ -73,11 +73,10 @@ void ReferenceLockBench::RunUntil(sim::Time until) {
       // Think over: take the lock, or queue for it.
       if (!locked_) {
         locked_ = true;
-        ++acquisitions_;
+        th.waited = -1;
         Schedule(e.thread, /*hold=*/true);
         continue;
       }
-      ++contentions_;
       th.since = now_;
       th.next_waiting = -1;
       if (last_waiting_ >= 0) {
@@ -88,7 +87,14 @@ void ReferenceLockBench::RunUntil(sim::Time until) {
       last_waiting_ = e.thread;
       continue;
     }
-    // Hold over: release; the longest waiter, if any, owns the lock at once.
+    // Hold over: the critical section is counted whole at its release, as
+    // lock_stat's rows are (models/sync/lock_stat.h); then the longest
+    // waiter, if any, owns the lock at once.
+    ++acquisitions_;
+    if (th.waited >= 0) {
+      ++contentions_;
+      wait_.Record(th.waited);
+    }
     if (first_waiting_ < 0) {
       locked_ = false;
       Schedule(e.thread, /*hold=*/false);
@@ -97,8 +103,7 @@ void ReferenceLockBench::RunUntil(sim::Time until) {
     const int next = first_waiting_;
     first_waiting_ = threads_[next].next_waiting;
     if (first_waiting_ < 0) last_waiting_ = -1;
-    ++acquisitions_;
-    wait_.Record(now_ - threads_[next].since);
+    threads_[next].waited = now_ - threads_[next].since;
     // The engine resumes the waiter only after the releasing event has
     // scheduled its next think: the same order here, for ties.
     Schedule(e.thread, /*hold=*/false);

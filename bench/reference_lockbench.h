@@ -55,6 +55,7 @@ class ReferenceLockBench {
     sim::Rng rng;
     bool holding = false;   // its pending event ends a hold (else a think)
     int64_t since = 0;      // when it started waiting for the lock
+    int64_t waited = -1;    // its current section's wait, -1 when uncontended
     int next_waiting = -1;  // the thread queued behind it, or -1
   };
 

@@ -55,13 +55,6 @@ Cpu::Cpu(sim::Simulator& sim, int id, std::string name, CpuPlace place)
       irq_off_(2, sim.Now(), 0),
       traced_since_(sim.Now()) {}
 
-CpuTime Cpu::Mode() const {
-  if (exit_depth_ > 0) return CpuTime::kExit;
-  if (in_irq_) return irq_mode_;
-  if (switching_) return CpuTime::kSystem;
-  if (curr_ != nullptr) return curr_->mode_;
-  return CpuTime::kIdle;
-}
 
 void Cpu::LocalIrqRestore() {
   if (--irq_off_depth_ == 0) {
@@ -99,8 +92,8 @@ void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
   const sim::Time due = sim_->Now() + cost;
   if (direct_) {
     // Nothing can interrupt or preempt this CPU's task: it resumes itself.
-    if (t->mode_ != mode) {
-      t->mode_ = mode;
+    if (task_mode_ != mode) {
+      task_mode_ = mode;
       Account();
     }
     direct_until_ = due;
@@ -111,7 +104,7 @@ void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
   }
   t->cont_ = h;
   t->wait_ = Task::Wait::kWork;
-  t->mode_ = mode;
+  task_mode_ = mode;
   t->frozen_ = false;
   t->due_ = due;
   Account();
@@ -129,30 +122,14 @@ std::coroutine_handle<> Cpu::BeginSpin(std::coroutine_handle<> h, CpuTime mode) 
   if (t == nullptr) __builtin_trap();
   t->cont_ = h;
   t->wait_ = Task::Wait::kSignal;
-  t->mode_ = mode;
+  task_mode_ = mode;
   t->deferred_ = false;
   Account();
   if (need_resched_) MaybeReschedule();
   return t->spin_wake_.handle();
 }
 
-void Cpu::SetTaskMode(CpuTime mode) {
-  if (curr_ == nullptr) __builtin_trap();  // task-context work needs a running task
-  curr_->mode_ = mode;
-  Account();
-}
-
-void Cpu::BeginSpinWait(CpuTime mode) {
-  if (in_irq_) {
-    irq_mode_ = mode;
-  } else {
-    if (curr_ == nullptr) __builtin_trap();
-    curr_->mode_ = mode;
-  }
-  Account();
-}
-
-void Cpu::ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
+void Cpu::ResumeThrough(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
   if (was_irq) {
     if (at == sim_->Now()) {
       sim_->Wake(h);
@@ -163,17 +140,6 @@ void Cpu::ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
   }
   Task* t = curr_;
   if (t == nullptr) __builtin_trap();
-  if (direct_) {
-    direct_until_ = at;
-    direct_h_ = h;
-    direct_work_ = false;
-    if (at == sim_->Now()) {
-      sim_->Wake(h);
-    } else {
-      sim_->ScheduleAt(at, h);
-    }
-    return;
-  }
   t->cont_ = h;
   t->wait_ = Task::Wait::kAt;
   t->deferred_ = false;
@@ -183,15 +149,6 @@ void Cpu::ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
   } else {
     sim_->ScheduleAt(at, task_timer_.handle());
   }
-}
-
-void Cpu::EndSpinWait(bool was_irq) {
-  if (was_irq) {
-    irq_mode_ = CpuTime::kIrq;
-  } else if (curr_ != nullptr) {
-    curr_->mode_ = CpuTime::kSystem;
-  }
-  Account();
 }
 
 void Cpu::YieldTo(std::coroutine_handle<> h) {
@@ -214,7 +171,7 @@ void Cpu::OnTaskEvent() {
     t->deferred_ = true;  // a hand-off while a handler runs: after it
     return;
   }
-  if (t->wait_ == Task::Wait::kAt && t->mode_ != CpuTime::kUser) t->mode_ = CpuTime::kSystem;
+  if (t->wait_ == Task::Wait::kAt && task_mode_ != CpuTime::kUser) task_mode_ = CpuTime::kSystem;
   t->wait_ = Task::Wait::kNone;
   std::coroutine_handle<> h = std::exchange(t->cont_, {});
   h.resume();
@@ -228,7 +185,7 @@ void Task::OnSpinWake() {
     return;
   }
   wait_ = Wait::kNone;
-  mode_ = CpuTime::kSystem;
+  c->task_mode_ = CpuTime::kSystem;
   c->Account();
   std::exchange(cont_, {}).resume();
 }
@@ -374,6 +331,7 @@ void Cpu::OnReschedKick() { SetNeedResched(); }
 
 void Cpu::SwitchTo(Task* next, bool free) {
   switching_ = true;
+  if (curr_ != nullptr) curr_->mode_ = task_mode_;  // saved with the task
   switch_from_ = curr_;
   switch_to_ = next;
   curr_ = nullptr;
@@ -393,6 +351,7 @@ void Cpu::OnSwitchDone() {
   Task* next = std::exchange(switch_to_, nullptr);
   curr_ = next;
   if (next != nullptr) {
+    task_mode_ = next->mode_;
     next->on_cpu_ = true;
     next->exec_start_ = sim_->Now();
     next->run_delay_ += sim_->Now() - next->enqueued_at_;

@@ -223,10 +223,38 @@ class Cpu {
   // starts spinning now; `ResumeAt(h, at, was_irq)` ends the wait at `at`,
   // through the CPU (a task's wait ends only once no handler runs).
   // `was_irq` is what in_irq() was when the wait began.
-  void BeginSpinWait(CpuTime mode = CpuTime::kSpin);
-  void ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq);
+  void BeginSpinWait(CpuTime mode = CpuTime::kSpin) {
+    if (in_irq_) {
+      irq_mode_ = mode;
+      Account();
+    } else {
+      SetTaskMode(mode);
+    }
+  }
+  void ResumeAt(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
+    if (direct_ && !was_irq) {
+      // The direct path (see direct_).
+      direct_until_ = at;
+      direct_h_ = h;
+      direct_work_ = false;
+      if (at == sim_->Now()) {
+        sim_->Wake(h);
+      } else {
+        sim_->ScheduleAt(at, h);
+      }
+      return;
+    }
+    ResumeThrough(h, at, was_irq);
+  }
   // Back from such a wait: the context runs (system or irq time) again.
-  void EndSpinWait(bool was_irq);
+  void EndSpinWait(bool was_irq) {
+    if (was_irq) {
+      irq_mode_ = CpuTime::kIrq;
+      Account();
+    } else if (curr_ != nullptr) {
+      SetTaskMode(CpuTime::kSystem);
+    }
+  }
 
   // `co_await cpu.TakePending()`: a point where an interrupt that became
   // deliverable is taken before the caller goes on (the instruction after
@@ -303,14 +331,25 @@ class Cpu {
   void MaybeReschedule();
 
   // The time the CPU is in now.
-  CpuTime Mode() const;
+  CpuTime Mode() const {
+    if (exit_depth_ > 0) return CpuTime::kExit;
+    if (in_irq_) return irq_mode_;
+    if (switching_) return CpuTime::kSystem;
+    if (curr_ != nullptr) return task_mode_;
+    return CpuTime::kIdle;
+  }
   void Account() {
     acct_mode_ = Mode();
     acct_.Set(static_cast<int>(acct_mode_), sim_->Now());
     if (sim_->trace() != nullptr) TraceMode();
   }
   // The current task's mode becomes `mode` (and is accounted).
-  void SetTaskMode(CpuTime mode);
+  void SetTaskMode(CpuTime mode) {
+    if (curr_ == nullptr) __builtin_trap();  // task-context work needs a running task
+    task_mode_ = mode;
+    Account();
+  }
+  void ResumeThrough(std::coroutine_handle<> h, sim::Time at, bool was_irq);
   void TraceMode();
 
   sim::Simulator* sim_;
@@ -355,6 +394,7 @@ class Cpu {
 
   sim::StateOccupancy acct_;
   CpuTime acct_mode_ = CpuTime::kIdle;  // what acct_ counts now
+  CpuTime task_mode_ = CpuTime::kSystem;  // the current task's (Task::mode_ while it is off)
   sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled
   int traced_mode_ = -1;
   sim::Time traced_since_;
