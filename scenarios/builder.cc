@@ -8,7 +8,7 @@
 #include "models/cpu/cpu.h"
 #include "models/lockbench/lock_bench.h"
 #include "models/sync/spinlock.h"
-#include "models/fio/parser.h"
+#include "scenarios/fio_parser.h"
 #include "models/fio/stats.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/units.h"

@@ -1,9 +1,9 @@
 // An fio job as fio 3.33 understands it, after parsing: the options viosim
 // models, with fio's defaults, plus what the reports echo back.
 //
-// Produced by the job-file parser (models/fio/parser.h); consumed by the
+// Produced by the job-file parser (scenarios/fio_parser.h); consumed by the
 // workload model (models/fio/workload.h) and the output formats
-// (models/fio/output.h).
+// (analysis/fio_output.h).
 #ifndef VIOSIM_MODELS_FIO_JOB_H_
 #define VIOSIM_MODELS_FIO_JOB_H_
 

@@ -1,6 +1,6 @@
 // What fio reports per job (its struct thread_stat) and per group (struct
 // group_run_stats), filled from simulated events by the workload model and
-// printed by models/fio/output.h in fio 3.33's formats.
+// printed by analysis/fio_output.h in fio 3.33's formats.
 #ifndef VIOSIM_MODELS_FIO_STATS_H_
 #define VIOSIM_MODELS_FIO_STATS_H_
 

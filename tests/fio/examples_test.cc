@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/fio/job.h"
-#include "models/fio/parser.h"
+#include "scenarios/fio_parser.h"
 
 namespace fio {
 namespace {

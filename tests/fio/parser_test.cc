@@ -3,7 +3,7 @@
 // command-line form. Expected values come from fio 3.33's source
 // (options.c, parse.c, init.c) and from what fio 3.33 itself accepts and
 // prints for the same input (docs/fio-compat.md).
-#include "models/fio/parser.h"
+#include "scenarios/fio_parser.h"
 
 #include <cstdlib>
 #include <string>
@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/fio/job.h"
-#include "models/fio/options.h"
+#include "scenarios/fio_options.h"
 
 namespace fio {
 namespace {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "models/fio/parser.h"
+#include "scenarios/fio_parser.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
-// fio 3.33's output formats (models/fio/output.h) against real fio 3.33
+// fio 3.33's output formats (analysis/fio_output.h) against real fio 3.33
 // output: num2str cases, golden runs (normal, terse, JSON, json+) rebuilt
 // from their own numbers, the JSON key trees of real fio, and hand-derived
 // cases for the rules the golden runs do not reach.
-#include "models/fio/output.h"
+#include "analysis/fio_output.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "models/cpu/cpu.h"
-#include "models/fio/parser.h"
+#include "scenarios/fio_parser.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/loader.h"
 #include "scenarios/units.h"

@@ -21,8 +21,8 @@
 // - JSON gets one extra top-level object after fio's keys, "viosim", with
 //   FioReport's requested_s, simulated_s, confidence_pct,
 //   stopped_at_steady_state and stack.
-#ifndef VIOSIM_MODELS_FIO_OUTPUT_H_
-#define VIOSIM_MODELS_FIO_OUTPUT_H_
+#ifndef VIOSIM_ANALYSIS_FIO_OUTPUT_H_
+#define VIOSIM_ANALYSIS_FIO_OUTPUT_H_
 
 #include <cstdint>
 #include <string>
@@ -63,4 +63,4 @@ std::string FormatTerse(const FioReport& report);
 
 }  // namespace fio
 
-#endif  // VIOSIM_MODELS_FIO_OUTPUT_H_
+#endif  // VIOSIM_ANALYSIS_FIO_OUTPUT_H_

@@ -1,4 +1,4 @@
-#include "models/fio/options.h"
+#include "scenarios/fio_options.h"
 
 #include <string>
 #include <vector>

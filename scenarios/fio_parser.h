@@ -18,7 +18,7 @@
 //  - Aliases are resolved: options are recorded under fio's canonical names,
 //    with their values as written, in the order fio's reports list them.
 //
-// Options are sorted by models/fio/options.h into modeled, accepted without
+// Options are sorted by scenarios/fio_options.h into modeled, accepted without
 // effect, and known to fio but not modeled. A job that needs something
 // viosim does not model is refused with a message naming the file, the line
 // and the option, instead of being simulated as something else. Where fio
@@ -27,8 +27,8 @@
 // is noted once and the workload must run every job as direct I/O.
 //
 // numjobs is recorded, not expanded: the workload model makes the clones.
-#ifndef VIOSIM_MODELS_FIO_PARSER_H_
-#define VIOSIM_MODELS_FIO_PARSER_H_
+#ifndef VIOSIM_SCENARIOS_FIO_PARSER_H_
+#define VIOSIM_SCENARIOS_FIO_PARSER_H_
 
 #include <string>
 #include <vector>
@@ -67,4 +67,4 @@ absl::StatusOr<JobFile> ParseCommandLine(const std::vector<std::string>& args);
 
 }  // namespace fio
 
-#endif  // VIOSIM_MODELS_FIO_PARSER_H_
+#endif  // VIOSIM_SCENARIOS_FIO_PARSER_H_

@@ -12,8 +12,8 @@
 // The names come from fio 3.33's options.c option table, the engine option
 // tables in engines/*.c and the tiobench profile; docs/fio-compat.md gives
 // the reason for each class.
-#ifndef VIOSIM_MODELS_FIO_OPTIONS_H_
-#define VIOSIM_MODELS_FIO_OPTIONS_H_
+#ifndef VIOSIM_SCENARIOS_FIO_OPTIONS_H_
+#define VIOSIM_SCENARIOS_FIO_OPTIONS_H_
 
 #include <vector>
 
@@ -73,4 +73,4 @@ extern const char kModeledEngineList[];
 
 }  // namespace fio
 
-#endif  // VIOSIM_MODELS_FIO_OPTIONS_H_
+#endif  // VIOSIM_SCENARIOS_FIO_OPTIONS_H_

@@ -1,4 +1,4 @@
-#include "models/fio/parser.h"
+#include "scenarios/fio_parser.h"
 
 #include <algorithm>
 #include <cctype>
@@ -21,7 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "models/fio/job.h"
-#include "models/fio/options.h"
+#include "scenarios/fio_options.h"
 
 namespace fio {
 

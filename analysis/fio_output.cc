@@ -2,7 +2,7 @@
 // show_thread_status_json, show_thread_status_terse_all, show_group_stats;
 // init.c's job header line; json.c's printer; lib/num2str.c), written
 // against viosim's FioReport.
-#include "models/fio/output.h"
+#include "analysis/fio_output.h"
 
 #include <algorithm>
 #include <climits>
