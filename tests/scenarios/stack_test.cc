@@ -1,0 +1,131 @@
+// Stacks as registered parts (scenarios/stack.h): every part the scenario
+// language can name is registered and the other way round, each part
+// reports the metrics it declares, and an fio workload runs under the one
+// measurement engine with the scenario's run block and an exact window.
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scenarios/builder.h"
+#include "scenarios/fio_builder.h"
+#include "scenarios/fio_parser.h"
+#include "scenarios/loader.h"
+#include "scenarios/scenario.pb.h"
+#include "scenarios/stack.h"
+#include "sim/simulator.h"
+
+namespace viosim {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(StackTest, EveryFieldOfTheDeviceOneofIsARegisteredPartAndNothingElse) {
+  const google::protobuf::OneofDescriptor* oneof = Stack::descriptor()->FindOneofByName("device");
+  ASSERT_NE(oneof, nullptr);
+  std::set<std::string> fields, parts;
+  for (int i = 0; i < oneof->field_count(); ++i) fields.insert(oneof->field(i)->name());
+  for (const StackPart& p : StackParts()) parts.insert(p.name);
+  EXPECT_EQ(fields, parts);
+}
+
+TEST(StackTest, TwoPartsInOneStackAreAnErrorNamingTheFileLineAndTheOneof) {
+  absl::StatusOr<ScenarioFile> f =
+      ParseScenarioText("two.textproto", "name: \"two\"\nstack {\n  nvme { }\n  virtio_blk_mq { }\n}\n");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("two.textproto:3:"));
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("oneof \"device\""));
+}
+
+TEST(StackTest, AScenarioWithoutADeviceSaysWhichPartsExist) {
+  Scenario s;
+  absl::StatusOr<const StackPart*> part = StackPartOf(s);
+  ASSERT_FALSE(part.ok());
+  EXPECT_THAT(std::string(part.status().message()), HasSubstr("field 'stack'"));
+  EXPECT_THAT(std::string(part.status().message()), HasSubstr("virtio_blk_mq"));
+}
+
+absl::StatusOr<Scenario> Resolved(const std::string& file, const std::string& variant) {
+  absl::StatusOr<ScenarioFile> f = LoadScenarioFile(absl::StrCat("scenarios/", file));
+  if (!f.ok()) return f.status();
+  return ResolveVariant(*f, variant, {});
+}
+
+// Each registered part, built from a scenario that uses it, reports
+// exactly the metrics its part declares, in that order.
+TEST(StackTest, EachPartReportsTheMetricsItDeclares) {
+  const std::vector<std::pair<std::string, std::string>> uses = {
+      {"baremetal_optane.textproto", "base"},
+      {"virtio_blk_kick_lock.textproto", "before"},
+      {"virtio_blk_poll.textproto", "randread-4k-hipri1"}};
+  std::set<std::string> built;
+  for (const auto& [file, variant] : uses) {
+    SCOPED_TRACE(file);
+    absl::StatusOr<Scenario> s = Resolved(file, variant);
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<const StackPart*> part = StackPartOf(*s);
+    ASSERT_TRUE(part.ok()) << part.status();
+    absl::StatusOr<fio::JobFile> jobs = fio::ParseCommandLine({"--name=j", "--rw=randread", "--bs=4k"});
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    sim::Simulator sim;
+    absl::StatusOr<FioRig> rig = FioRig::Make(sim, *s, *jobs, fio::WorkloadControl());
+    ASSERT_TRUE(rig.ok()) << rig.status();
+    std::vector<std::string> names;
+    for (const sim::RatioMetric& m : rig->stack->Metrics()) names.push_back(m.name);
+    EXPECT_EQ(names, (*part)->metric_names());
+    built.insert((*part)->name);
+  }
+  EXPECT_EQ(built.size(), StackParts().size()) << "a registered part no scenario builds";
+}
+
+// viosim run of an fio workload: warm-up, duration and batches come from the
+// scenario's run block, and IOPS is completions over the window's exact
+// length (no rounding of the runtime).
+TEST(StackTest, FioRunsUnderTheScenariosRunBlockWithAnExactWindow) {
+  absl::StatusOr<ScenarioFile> f = LoadScenarioFile("scenarios/virtio_blk_poll.textproto");
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<Scenario> s = ResolveVariant(
+      *f, "randread-4k-hipri0", {"run.warmup=5ms", "run.duration=30ms", "run.batches=10"});
+  ASSERT_TRUE(s.ok()) << s.status();
+  RunOptions options;
+  options.base_dir = "scenarios";
+  absl::StatusOr<VariantResult> r = RunScenario(*s, "randread-4k-hipri0", options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->warmup, sim::Time::Millis(5));
+  EXPECT_EQ(r->duration, sim::Time::Millis(30));
+  EXPECT_EQ(r->batches, 10);
+  ASSERT_FALSE(r->metrics.empty());
+  const sim::MetricEstimate& iops = r->metrics[0];
+  ASSERT_EQ(iops.name, "iops");
+  ASSERT_TRUE(iops.ci95.has_value());
+  // iops x 30ms is the number of completions in the window: a whole number.
+  const double completions = iops.value * 0.030;
+  EXPECT_GT(completions, 1000);
+  EXPECT_NEAR(completions, std::round(completions), 1e-6);
+  // The per-CPU table has the kernel's columns, and the vCPUs' exit and guest.
+  EXPECT_EQ(r->cpu_states, (std::vector<std::string>{"user", "system", "irq", "softirq", "idle", "spin", "poll",
+                                                      "exit", "guest"}));
+  ASSERT_EQ(r->cpus.size(), 4u);
+  double sum = 0;
+  for (size_t i = 0; i + 1 < r->cpus[0].state_pct.size(); ++i) sum += r->cpus[0].state_pct[i];  // guest overlaps
+  EXPECT_NEAR(sum, 100.0, 1e-6);
+}
+
+TEST(StackTest, AJobFileWithMoreThanOneGroupIsRefusedByTheEngineNamingTheField) {
+  absl::StatusOr<ScenarioFile> f = LoadScenarioFile("scenarios/virtio_blk_poll.textproto");
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<Scenario> s = ResolveVariant(*f, "randread-4k-hipri0", {"workload.fio.section="});
+  ASSERT_TRUE(s.ok()) << s.status();
+  RunOptions options;
+  options.base_dir = "scenarios";
+  absl::StatusOr<VariantResult> r = RunScenario(*s, "randread-4k-hipri0", options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("workload.fio"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("groups"));
+}
+
+}  // namespace
+}  // namespace viosim
