@@ -580,7 +580,7 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
       *out = *t;
     }
   }
-  const int ncpus = stack.platform().has_cpus() ? stack.platform().cpus() : 8;
+  const int ncpus = stack.platform().has_cpus() ? stack.platform().cpus() : kDefaultFioCpus;
   const bool virtio = stack.stack().has_virtio_blk();
   for (const fio::JobOptions& j : jobs.jobs) {
     if (!j.cpus_allowed.empty()) {

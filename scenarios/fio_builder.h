@@ -81,6 +81,9 @@ struct FioRunOptions {
   sim::Time trace_window = sim::Time::Millis(1);
 };
 
+// The CPUs of a stack whose scenario leaves platform.cpus unset.
+inline constexpr int kDefaultFioCpus = 8;
+
 // The extra metric names a stack scenario reports (in order), beyond fio's.
 std::vector<std::string> StackMetricNames(const Scenario& stack);
 
