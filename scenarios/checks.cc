@@ -508,6 +508,52 @@ void CheckOneIoPerVcpu(const Scenario& s, const fio::JobFile& jobs, Checker& c) 
 
 // `target_ci_pct` overrides workload.fio.target_ci_pct when set, as
 // FioRunOptions does; 0 runs every job its full length.
+// wait_for=NAME: a job starts once every other job called NAME (its own
+// clones included) has finished, and groups run one after the other. A job
+// that waits, directly or through others, for itself, or for a job of a
+// later group, would never start.
+void CheckWaits(const fio::JobFile& jobs, Checker& c) {
+  const size_t n = jobs.jobs.size();
+  std::vector<int> group(n, 0);
+  for (size_t i = 1; i < n; ++i) group[i] = group[i - 1] + (jobs.jobs[i].stonewall || jobs.jobs[i].new_group ? 1 : 0);
+  // The sections section i waits for.
+  auto waits = [&](size_t i) {
+    std::vector<size_t> out;
+    const fio::JobOptions& j = jobs.jobs[i];
+    for (size_t k = 0; k < n && !j.wait_for.empty(); ++k) {
+      if (jobs.jobs[k].name == j.wait_for && (k != i || j.numjobs > 1)) out.push_back(k);
+    }
+    return out;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const fio::JobOptions& j = jobs.jobs[i];
+    for (size_t k : waits(i)) {
+      if (group[k] <= group[i]) continue;
+      c.Add(c.AboutJob(jobs, j), absl::StrCat("wait_for=", j.wait_for, " names job '", jobs.jobs[k].name, "' (line ",
+                                              jobs.jobs[k].line, ") of a later group, which starts only after this "
+                                              "one ends, so this job would never start"));
+    }
+    // Whether section i reaches itself.
+    std::vector<bool> seen(n, false);
+    std::vector<size_t> todo = waits(i);
+    bool cycle = false;
+    while (!todo.empty() && !cycle) {
+      const size_t k = todo.back();
+      todo.pop_back();
+      cycle = k == i;
+      if (seen[k]) continue;
+      seen[k] = true;
+      for (size_t next : waits(k)) todo.push_back(next);
+    }
+    if (cycle) {
+      c.Add(c.AboutJob(jobs, j),
+            absl::StrCat("wait_for=", j.wait_for, " leads back to this job",
+                         j.wait_for == j.name ? absl::StrCat(" (its own ", j.numjobs, " clones)") : "",
+                         ": the jobs would wait for each other and never start"));
+    }
+  }
+}
+
 void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double> target_ci_pct, Checker& c) {
   const int ncpus = CpusOf(s);
   const bool full = target_ci_pct.value_or(s.workload().fio().target_ci_pct()) == 0;
@@ -544,6 +590,7 @@ void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double
                             slots, ", more than the ", kMaxRequestSlots, " viosim holds in memory"));
     }
   }
+  CheckWaits(jobs, c);
   if (KindOf(s) == StackKind::kVirtioBlkMq) CheckOneIoPerVcpu(s, jobs, c);
 }
 

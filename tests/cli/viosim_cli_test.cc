@@ -876,6 +876,9 @@ INSTANTIATE_TEST_SUITE_P(
         CombinationCase{"fio_io_units_beyond_memory",
                         "fio -- --name=x --rw=randread --direct=1 --ioengine=libaio --iodepth=65536 --numjobs=4096",
                         {"numjobs=4096 with iodepth=65536 brings the I/O units of the jobs to 268435456"}},
+        CombinationCase{"fio_jobs_waiting_for_each_other",
+                        "fio -- --name=a --rw=randread --wait_for=b --name=b --rw=randread --wait_for=a",
+                        {"<command line>:1: job 'a' on ", "wait_for=b leads back to this job"}},
         CombinationCase{"blk_mq_tags_beyond_memory",
                         "fio --set platform.cpus=4096 --set stack.nvme.queue_depth=65536 --stack "
                         "scenarios/baremetal_optane.textproto -- --name=x --rw=randread --direct=1",

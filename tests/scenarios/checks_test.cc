@@ -226,6 +226,27 @@ TEST(CheckTest, FioJobsMustFitTheHorizonTheBatchesAndMemory) {
               HasSubstr("spans more than 20000000 measurement batches of 50us"));
 }
 
+TEST(CheckTest, JobsThatWouldWaitForeverAreNamed) {
+  const ScenarioFile file = Load(kBareMetal);
+  absl::StatusOr<Scenario> stack = ResolveVariant(file, kBaseVariant, {});
+  ASSERT_TRUE(stack.ok()) << stack.status();
+  auto check = [&](const std::string& text) {
+    absl::StatusOr<fio::JobFile> jobs = fio::ParseJobText("w.fio", text, "");
+    EXPECT_TRUE(jobs.ok()) << jobs.status();
+    return jobs.ok() ? CheckJobsOnStack(file, {}, *stack, *jobs, std::nullopt) : jobs.status();
+  };
+  EXPECT_THAT(check("[a]\nwait_for=b\n[b]\nwait_for=a\n").message(),
+              AllOf(HasSubstr("w.fio:1: job 'a' on scenarios/baremetal_optane.textproto: wait_for=b leads back to "
+                              "this job"),
+                    HasSubstr("w.fio:3: job 'b' on ")));
+  EXPECT_THAT(check("[a]\nwait_for=a\nnumjobs=2\n").message(), HasSubstr("(its own 2 clones)"));
+  EXPECT_THAT(check("[a]\nwait_for=b\n[b]\nstonewall\n").message(),
+              HasSubstr("wait_for=b names job 'b' (line 3) of a later group"));
+  // Waiting for a job of the same or an earlier group is what wait_for is for.
+  EXPECT_TRUE(check("[a]\n[b]\nwait_for=a\n[c]\nstonewall\nwait_for=b\n").ok());
+  EXPECT_TRUE(check("[a]\nwait_for=a\n").ok());  // its own name and no clone: no wait
+}
+
 TEST(CheckTest, AGroupTimeCapMustLeaveRoomForItsBatches) {
   EXPECT_THAT(Refusal(Load(kKickLock), "after", {"workload.fio.max_group_time=19ps"}),
               HasSubstr("field 'workload.fio.max_group_time' (19ps) is too short to measure in 20 batches; it must "
