@@ -554,6 +554,23 @@ void CheckWaits(const fio::JobFile& jobs, Checker& c) {
   }
 }
 
+// A per-page cost (field `field`) is paid for every 4 KiB page of a request
+// after the first: for a job's largest block it must stay within the
+// horizon, or the request would never end.
+void CheckPerPage(const fio::JobFile& jobs, const std::string& field, const Cost& cost, Checker& c) {
+  const sim::Time each = cost.has_value() ? TimeIn(cost.value()) : sim::Time::Zero();
+  if (each == sim::Time::Zero()) return;
+  for (const fio::JobOptions& j : jobs.jobs) {
+    const uint64_t bs = std::max(j.bs_max[fio::kRead], j.bs_max[fio::kWrite]);
+    const int64_t pages = static_cast<int64_t>((bs + 4095) / 4096) - 1;
+    if (pages <= 0 || each.ps() <= kMaxSimulatedTime.ps() / pages) continue;
+    const Problem p = c.AboutJob(jobs, j);
+    c.Add(p, absl::StrCat("a block of ", bs, " bytes has ", pages, " pages after its first, each costing ",
+                          p.Field(field, cost.value()), ": one request would take more than ",
+                          Shown(kMaxSimulatedTime), ", the most simulated time viosim runs"));
+  }
+}
+
 void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double> target_ci_pct, Checker& c) {
   const int ncpus = CpusOf(s);
   const bool full = target_ci_pct.value_or(s.workload().fio().target_ci_pct()) == 0;
@@ -591,7 +608,13 @@ void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double
     }
   }
   CheckWaits(jobs, c);
-  if (KindOf(s) == StackKind::kVirtioBlkMq) CheckOneIoPerVcpu(s, jobs, c);
+  if (KindOf(s) == StackKind::kNvme) {
+    CheckPerPage(jobs, "platform.host.nvme_map_data_per_page.value", s.platform().host().nvme_map_data_per_page(), c);
+  }
+  if (KindOf(s) == StackKind::kVirtioBlkMq) {
+    CheckPerPage(jobs, "stack.virtio_blk_mq.per_page.value", s.stack().virtio_blk_mq().per_page(), c);
+    CheckOneIoPerVcpu(s, jobs, c);
+  }
 }
 
 // The stack and the jobs together: what RunFio builds.

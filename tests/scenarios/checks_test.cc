@@ -226,6 +226,15 @@ TEST(CheckTest, FioJobsMustFitTheHorizonTheBatchesAndMemory) {
               HasSubstr("spans more than 20000000 measurement batches of 50us"));
 }
 
+TEST(CheckTest, APerPageCostTimesALargeBlockMustFitTheHorizon) {
+  EXPECT_THAT(Refusal(Load(kBlkPoll), "read-128k-hipri0", {"stack.virtio_blk_mq.per_page.value=100000s"}),
+              AllOf(HasSubstr("scenarios/fio/blk-poll-irq.fio:"),
+                    HasSubstr("a block of 131072 bytes has 31 pages after its first, each costing field "
+                              "'stack.virtio_blk_mq.per_page.value' (100000s, from --set"),
+                    HasSubstr("one request would take more than 1000000s")));
+  EXPECT_TRUE(ResolveVariant(Load(kBlkPoll), "read-4k-hipri0", {"stack.virtio_blk_mq.per_page.value=100000s"}).ok());
+}
+
 TEST(CheckTest, JobsThatWouldWaitForeverAreNamed) {
   const ScenarioFile file = Load(kBareMetal);
   absl::StatusOr<Scenario> stack = ResolveVariant(file, kBaseVariant, {});
