@@ -493,10 +493,12 @@ void CheckOneIoPerVcpu(const Scenario& s, const fio::JobFile& jobs, Checker& c) 
   }
   const int ncpus = CpusOf(s);
   std::map<std::pair<int, int>, const Placement*> first;  // (group, vCPU) -> the clone there
+  std::vector<const fio::JobOptions*> reported;            // one message per job section
   const std::vector<Placement> placed = Place(jobs, ncpus);
   for (const Placement& at : placed) {
     const auto [it, inserted] = first.emplace(std::pair{at.group, at.cpu}, &at);
-    if (inserted) continue;
+    if (inserted || std::find(reported.begin(), reported.end(), at.job) != reported.end()) continue;
+    reported.push_back(at.job);
     const Problem p = c.AboutJob(jobs, *at.job);
     const Placement& other = *it->second;
     c.Add(p, absl::StrCat("clone ", at.clone, " shares vCPU ", at.cpu, " with job '", other.job->name, "' (clone ",
