@@ -2,7 +2,7 @@
 // and every numeric or duration field its resolved scenario has, boundary
 // values set as --set sets them (0, 1, -1, the field's bounds and one past
 // them, a huge value; for durations 0, 1ps, the horizon and past it) must
-// either resolve and run a few simulated microseconds, or be refused with
+// either resolve and run 200 simulated microseconds, or be refused with
 // InvalidArgument naming the field. A crash or a hang fails the test; each
 // case is written to stderr before it runs, so the log names the last one.
 #include <algorithm>
@@ -152,7 +152,7 @@ void Sweep(const std::string& scenario) {
     std::vector<Target> targets;
     Collect(*plain, "", &targets);
     ASSERT_FALSE(targets.empty());
-    // A few simulated microseconds per run.
+    // 200 simulated microseconds per run.
     const bool lockbench = plain->workload().has_lockbench();
     const std::vector<std::string> brief =
         lockbench ? std::vector<std::string>{"run.warmup=0ns", "run.duration=200us"}
