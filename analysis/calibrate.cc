@@ -252,9 +252,16 @@ absl::StatusOr<CalibrationPlan> PlanCalibration(const viosim::ScenarioFile& file
   // The target, and the variant checked as it will run.
   absl::StatusOr<viosim::Published> cell = TargetCell(file, spec);
   if (!cell.ok()) return cell.status();
+  // Both ends as they will run (a combination with other fields the models
+  // cannot run is refused naming --range).
   RunRequest at = request;
-  at.overrides.push_back(absl::StrCat(spec.field, "=", spec.lo));
-  absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(file, spec.variant, at.overrides);
+  at.overrides.push_back(absl::StrCat(spec.field, "=", spec.hi));
+  if (absl::StatusOr<viosim::Scenario> hi = viosim::ResolveVariant(file, spec.variant, at.overrides, "--range");
+      !hi.ok()) {
+    return hi.status();
+  }
+  at.overrides.back() = absl::StrCat(spec.field, "=", spec.lo);
+  absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(file, spec.variant, at.overrides, "--range");
   if (!resolved.ok()) return resolved.status();
   const std::vector<std::string> known = viosim::MetricNames(*resolved);
   if (std::find(known.begin(), known.end(), cell->metric()) == known.end()) {

@@ -118,7 +118,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const Swee
     RunRequest at = request;
     at.overrides.push_back(absl::StrCat(spec.field, "=", v));
     for (const std::string& variant : sweep.variants) {
-      absl::StatusOr<viosim::Scenario> s = viosim::ResolveVariant(file, variant, at.overrides);
+      absl::StatusOr<viosim::Scenario> s = viosim::ResolveVariant(file, variant, at.overrides, "--over");
       if (!s.ok()) return s.status();
       resolved.push_back(*std::move(s));
       names.push_back(variant);

@@ -26,6 +26,7 @@
 #include "analysis/fio_output.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/builder.h"
+#include "scenarios/checks.h"
 #include "scenarios/default_stack.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/loader.h"
@@ -453,6 +454,9 @@ int main(int argc, char** argv) {
     viosim::FioRunOptions opts;
     if (fio_full) opts.target_ci_pct = 0;
     if (fio_target > 0) opts.target_ci_pct = fio_target;
+    if (absl::Status s = viosim::CheckJobsOnStack(*file, overrides, *stack, *jobs, opts.target_ci_pct); !s.ok()) {
+      return Fail(s);
+    }
     for (const std::string& note : jobs->notes) std::cerr << "viosim: " << job_name << ": " << note << "\n";
     absl::StatusOr<fio::FioReport> report = viosim::RunFio(*stack, *jobs, opts);
     if (!report.ok()) return Fail(report.status());

@@ -88,7 +88,7 @@ absl::StatusOr<FioRig> FioRig::Make(sim::Simulator& sim, const Scenario& stack, 
   if (!host.ok()) return host.status();
   absl::StatusOr<fio::EngineCosts> engine = EngineCostsOf(stack, *host);
   if (!engine.ok()) return engine.status();
-  const int ncpus = stack.platform().has_cpus() ? stack.platform().cpus() : 8;
+  const int ncpus = stack.platform().has_cpus() ? stack.platform().cpus() : kDefaultFioCpus;
   for (const fio::JobOptions& j : jobs.jobs) {
     if (!j.cpus_allowed.empty()) {
       absl::StatusOr<std::vector<int>> list = fio::ParseCpuList(j.cpus_allowed, ncpus);

@@ -59,6 +59,9 @@ struct FioRunOptions {
   sim::Time trace_window = sim::Time::Millis(1);
 };
 
+// The CPUs of a stack whose scenario leaves platform.cpus unset.
+inline constexpr int kDefaultFioCpus = 8;
+
 // The time columns of a CPU table: user, system, irq, softirq, idle as the
 // kernel accounts them, then spin (spinlocks) and poll (busy polling), which
 // the kernel counts as system or irq time, and for vCPUs exit and guest.

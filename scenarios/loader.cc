@@ -22,6 +22,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/message.h"
+#include "scenarios/checks.h"
 #include "scenarios/units.h"
 #include "sim/time.h"
 
@@ -162,6 +163,10 @@ std::string CheckTimeText(const FieldDescriptor* f, absl::string_view text) {
   }
   if (*t == sim::Time::Zero() && !f->options().GetExtension(viosim::allow_zero)) {
     return absl::StrCat("duration must be greater than zero, got \"", text, "\"");
+  }
+  if (*t > kMaxSimulatedTime) {
+    return absl::StrCat("duration must be at most ", FormatDurationForInput(kMaxSimulatedTime),
+                        " (the most simulated time viosim runs), got \"", text, "\"");
   }
   return "";
 }
@@ -1226,7 +1231,8 @@ absl::Status ApplyFileOverrides(ScenarioFile* file,
 
 absl::StatusOr<Scenario> ResolveVariant(const ScenarioFile& file,
                                         absl::string_view variant_name,
-                                        const std::vector<std::string>& overrides) {
+                                        const std::vector<std::string>& overrides,
+                                        absl::string_view last_flag) {
   Scenario edited = file.scenario;
   absl::Status status = ApplyFileLevel(file.path, &edited, overrides);
   if (!status.ok()) return status;
@@ -1264,6 +1270,8 @@ absl::StatusOr<Scenario> ResolveVariant(const ScenarioFile& file,
   Diagnostics d(where);
   CheckValues(resolved, nullptr, "", Loc{}, &d);
   if (!d.empty()) return d.ToStatus();
+  status = CheckResolvedScenario(file, variant_name, overrides, last_flag, resolved);
+  if (!status.ok()) return status;
   return resolved;
 }
 

@@ -134,11 +134,15 @@ absl::Status ApplyFileOverrides(ScenarioFile* file,
 // in order, so they win over the overlay. File-level assignments are applied
 // first to a copy of the file, so --set can edit a variant's overlay.
 // Returns InvalidArgument for an unknown variant ("FILE: unknown variant 'x'
-// (variants: a, b)") and for any failing assignment. The result has passed
-// the unit and bounds checks, so its TIME strings can be read with TimeOf.
+// (variants: a, b)"), for any failing assignment and for a combination of
+// values the models cannot run (scenarios/checks.h; a scenario with an fio
+// workload has its job file read for that, NotFound if it cannot be).
+// `last_flag` is the flag messages name for the last of `overrides` (a
+// sweep's --over value comes last). The result has passed the unit and
+// bounds checks, so its TIME strings can be read with TimeOf.
 absl::StatusOr<Scenario> ResolveVariant(
     const ScenarioFile& file, absl::string_view variant_name,
-    const std::vector<std::string>& overrides);
+    const std::vector<std::string>& overrides, absl::string_view last_flag = "--set");
 
 // "FILE:LINE:COLUMN" (1-based) of the field at `field_path` (the syntax of
 // --set paths, e.g. "published[2]" or "run.duration") in `file`, or just

@@ -76,6 +76,13 @@ class Simulator {
   void RunUntil(Time until);
   // Runs one event. Returns false when none is left.
   bool Step();
+  // When the next event is due: Now() while a wakeup is pending, else the
+  // earliest scheduled time; Time::Max() when no event is left (an event at
+  // Time::Max(), a delay too long to count, never comes either).
+  Time NextEventTime() const {
+    if (ready_head_ < ready_.size()) return now_;
+    return size_ == 0 ? Time::Max() : Time::Picos(heap_[0].t);
+  }
   bool empty() const { return size_ == 0 && ready_head_ == ready_.size(); }
 
  private:

@@ -34,16 +34,30 @@ class Time {
   constexpr double ToMicros() const { return static_cast<double>(ps_) * 1e-6; }
   constexpr double ToNanos() const { return static_cast<double>(ps_) * 1e-3; }
 
-  constexpr Time operator+(Time o) const { return Time(ps_ + o.ps_); }
+  // Sums and multiples saturate at Max() (or at the most negative time)
+  // instead of overflowing: a delay too long to count is one that never
+  // ends, and a total too large to count stays at the largest one.
+  constexpr Time operator+(Time o) const { return Time(Sum(ps_, o.ps_)); }
   constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
+  constexpr Time& operator+=(Time o) { ps_ = Sum(ps_, o.ps_); return *this; }
   constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
-  constexpr Time operator*(int64_t k) const { return Time(ps_ * k); }
+  constexpr Time operator*(int64_t k) const {
+    int64_t p = 0;
+    if (__builtin_mul_overflow(ps_, k, &p)) return (ps_ < 0) == (k < 0) ? Max() : Time(kMin);
+    return Time(p);
+  }
   constexpr Time operator/(int64_t k) const { return Time(ps_ / k); }
   constexpr int64_t operator/(Time o) const { return ps_ / o.ps_; }
   constexpr auto operator<=>(const Time&) const = default;
 
  private:
+  static constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  static constexpr int64_t Sum(int64_t a, int64_t b) {
+    int64_t s = 0;
+    if (__builtin_add_overflow(a, b, &s)) return b > 0 ? std::numeric_limits<int64_t>::max() : kMin;
+    return s;
+  }
+
   constexpr explicit Time(int64_t ps) : ps_(ps) {}
   int64_t ps_ = 0;
 };

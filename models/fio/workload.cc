@@ -580,6 +580,15 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
   disk_.measuring = true;
   disk_.start = sim_->Now();
   for (sim::Time t = measure_start; !all_done();) {
+    if (stopping) {
+      // Draining: a batch in which no event is due only moves the clock, so
+      // go straight to the batch the next event falls in. With no event
+      // left the jobs can never finish.
+      const sim::Time next = sim_->NextEventTime();
+      if (next == sim::Time::Max()) break;
+      const int64_t ahead = (next - t).ps() / control_.batch.ps();
+      if (ahead > 1) t = t + control_.batch * (ahead - 1);
+    }
     t = t + control_.batch;
     sim_->RunUntil(stopping ? t : std::min(t, hard_end));
     if (stopping || all_done()) continue;

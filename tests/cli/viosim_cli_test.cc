@@ -785,3 +785,113 @@ TEST(CliFioTest, JobFromFiosCommandLineForm) {
 }
 
 }  // namespace
+
+// --- combinations the models cannot run -------------------------------------
+
+namespace {
+
+// Each command used to abort, trap, hang or misread its input; now it exits
+// 2 before anything runs, naming the place and the fields.
+struct CombinationCase {
+  const char* name;
+  std::string args;
+  std::vector<std::string> expect;  // each in the message
+  friend void PrintTo(const CombinationCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class BadCombinationTest : public testing::TestWithParam<CombinationCase> {};
+
+TEST_P(BadCombinationTest, ExitsTwoNamingTheFieldsWithoutCrashing) {
+  const CombinationCase& c = GetParam();
+  Result r = Viosim(c.args);
+  EXPECT_LT(r.code, 128) << "killed by signal " << r.code - 128;
+  EXPECT_EQ(r.code, 2) << r.err;
+  for (const std::string& e : c.expect) EXPECT_THAT(r.err, HasSubstr(e));
+  EXPECT_EQ(r.out, "");
+}
+
+constexpr char kKick[] = "scenarios/virtio_blk_kick_lock.textproto";
+constexpr char kPoll[] = "scenarios/virtio_blk_poll.textproto";
+
+std::string ZeroCostKickLock() {
+  std::string args = absl::StrCat("run ", kKick, " --variant after");
+  for (const char* f : {"platform.fio.per_io", "stack.virtio_blk.submit", "stack.virtio_blk.map_sg",
+                        "stack.virtio_blk.add_sgs", "stack.virtio_blk.complete", "stack.virtio_blk.qemu_pop_submit",
+                        "stack.virtio_blk.qemu_complete", "stack.virtio_blk.disk_latency_exp_mean",
+                        "stack.virtio_blk.disk_latency"}) {
+    absl::StrAppend(&args, " --set ", f, ".value=0ns");
+  }
+  return args;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadCombinationTest,
+    testing::Values(
+        CombinationCase{"queue_depth_over_ring",
+                        absl::StrCat("run ", kKick, " --set stack.virtio_blk.queue_depth=256"),
+                        {absl::StrCat(kKick, " (variant 'before'): --set 'stack.virtio_blk.queue_depth=256': field "
+                                      "'stack.virtio_blk.queue_depth' (256) exceeds what field "
+                                      "'stack.virtio_blk.ring_size' (128, at ",
+                                      kKick, ":")}},
+        CombinationCase{"queue_depth_over_ring_swept",
+                        absl::StrCat("sweep ", kKick, " --variant after --over stack.virtio_blk.queue_depth=64,256"),
+                        {"--over 'stack.virtio_blk.queue_depth=256': field 'stack.virtio_blk.queue_depth' (256)"}},
+        CombinationCase{"queue_depth_over_ring_calibrated",
+                        absl::StrCat("calibrate ", kKick,
+                                     " --fit stack.virtio_blk.queue_depth --cell before/iops --range 32,256"),
+                        {"--range 'stack.virtio_blk.queue_depth=256'"}},
+        CombinationCase{"ring_smaller_than_a_request",
+                        absl::StrCat("run ", kKick, " --variant after --set stack.virtio_blk.ring_size=2"),
+                        {"field 'stack.virtio_blk.ring_size' (2) has fewer entries than the 3 descriptors"}},
+        CombinationCase{"blk_poll_ring_smaller_than_a_request",
+                        absl::StrCat("run ", kPoll, " --variant randread-4k-hipri0 --set stack.virtio_blk_mq.ring_size=2"),
+                        {"field 'stack.virtio_blk_mq.ring_size' (2) has fewer entries"}},
+        CombinationCase{"blk_poll_pollers_sharing_a_vcpu",
+                        absl::StrCat("run ", kPoll, " --variant randread-4k-hipri1 --set platform.cpus=1"),
+                        {"scenarios/fio/blk-poll-hipri.fio:", "shares vCPU 0",
+                         "field 'platform.cpus' (1, from --set 'platform.cpus=1')"}},
+        CombinationCase{"blk_poll_sleepers_sharing_a_vcpu",
+                        absl::StrCat("run ", kPoll, " --variant randread-4k-hipri0 --set platform.cpus=2"),
+                        {"scenarios/fio/blk-poll-irq.fio:", "shares vCPU"}},
+        CombinationCase{"blk_poll_queue_depth",
+                        absl::StrCat("fio --stack ", kPoll,
+                                     " -- --name=x --rw=randread --ioengine=libaio --iodepth=2 --direct=1"),
+                        {"<command line>:1: job 'x' on scenarios/virtio_blk_poll.textproto: ioengine=libaio with "
+                         "iodepth=2 keeps up to 2 I/Os in flight"}},
+        CombinationCase{"group_time_below_its_batches",
+                        absl::StrCat("run ", kKick, " --variant after --set workload.fio.max_group_time=1ps"),
+                        {"field 'workload.fio.max_group_time' (1ps) is too short to measure in 20 batches"}},
+        CombinationCase{"costless_requests", ZeroCostKickLock(),
+                        {"every cost a request pays is zero", "simulated time would never advance"}},
+        CombinationCase{"lock_bench_without_time",
+                        "run scenarios/lockbench.textproto --variant N4 --set "
+                        "workload.lockbench.think.constant.value=0ns --set workload.lockbench.hold.constant.value=0ns",
+                        {"field 'workload.lockbench.think' (mean 0s) and field 'workload.lockbench.hold' (mean 0s"}},
+        CombinationCase{"run_past_the_horizon",
+                        "run scenarios/lockbench.textproto --variant N4 --set run.warmup=600000s "
+                        "--set run.duration=600000s",
+                        {"add up to more than 1000000s"}},
+        CombinationCase{"fio_runtime_past_the_horizon",
+                        "fio --full -- --name=x --rw=randread --direct=1 --runtime=365d --time_based",
+                        {"<command line>:1: job 'x' on ", "runtime (31536000s) exceed 1000000s"}},
+        CombinationCase{"fio_io_units_beyond_memory",
+                        "fio -- --name=x --rw=randread --direct=1 --ioengine=libaio --iodepth=65536 --numjobs=4096",
+                        {"numjobs=4096 with iodepth=65536 brings the I/O units of the jobs to 268435456"}},
+        CombinationCase{"fio_jobs_waiting_for_each_other",
+                        "fio -- --name=a --rw=randread --wait_for=b --name=b --rw=randread --wait_for=a",
+                        {"<command line>:1: job 'a' on ", "wait_for=b leads back to this job"}},
+        CombinationCase{"blk_mq_tags_beyond_memory",
+                        "fio --set platform.cpus=4096 --set stack.nvme.queue_depth=65536 --stack "
+                        "scenarios/baremetal_optane.textproto -- --name=x --rw=randread --direct=1",
+                        {"field 'platform.cpus' (4096) x field 'stack.nvme.queue_depth' (65536, from --set"}}),
+    [](const testing::TestParamInfo<CombinationCase>& info) { return std::string(info.param.name); });
+
+// A slow I/O no longer drains one short batch at a time: a 1000s disk
+// behind a 1us group cap finishes at once.
+TEST(CliTest, ASlowIoDrainsWithoutSteppingEveryBatch) {
+  Result r = Viosim(absl::StrCat("run ", kKick, " --variant after --set workload.fio.max_group_time=1us ",
+                                 "--set stack.virtio_blk.disk_latency.value=1000s"));
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+}  // namespace

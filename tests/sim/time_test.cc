@@ -1,6 +1,7 @@
 #include "sim/time.h"
 
 #include <cstdint>
+#include <limits>
 
 #include "gtest/gtest.h"
 
@@ -40,6 +41,23 @@ TEST(TimeTest, Arithmetic) {
   EXPECT_GT(1_us, 999999_ps);
   EXPECT_LE(1_us, 1000_ns);
   EXPECT_NE(1_us, 1001_ns);
+}
+
+// A delay or a total too large to count stays at the largest time (an
+// event there never comes) instead of wrapping into the past.
+TEST(TimeTest, SumsAndMultiplesSaturate) {
+  const Time max = Time::Max();
+  const Time min = Time::Picos(std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(max + 1_ps, max);
+  EXPECT_EQ(Time::Seconds(9000000) + Time::Seconds(1000000), max);
+  Time total = Time::Seconds(9000000);
+  total += Time::Seconds(1000000);
+  EXPECT_EQ(total, max);
+  EXPECT_EQ(min + Time::Picos(-1), min);
+  EXPECT_EQ(Time::Seconds(1000000) * 262143, max);
+  EXPECT_EQ(Time::Seconds(1000000) * -262143, min);
+  EXPECT_EQ(Time::Picos(-5) * -3, 15_ps);
+  static_assert(Time::Max() + Time::Picos(1) == Time::Max());
 }
 
 TEST(TimeTest, Conversions) {
