@@ -87,15 +87,9 @@ void RunText(const std::string& scenario, const std::string& description,
   absl::StrAppend(out, "scenario ", scenario, description.empty() ? "" : ": ", description, "\n");
   for (const viosim::VariantResult& r : results) {
     absl::StrAppend(out, "\n== variant ", r.variant, r.description.empty() ? "" : ": ", r.description, "\n");
-    if (r.batches > 0) {
-      absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n",
-                                           r.seed, sim::FormatTime(r.warmup), sim::FormatTime(r.duration),
-                                           r.batches, r.events));
-    } else {
-      // An fio workload: its own ramp and steady-state rule set the window.
-      absl::StrAppend(out, absl::StrFormat("   seed %d, simulated %s (fio job: ramp, then until steady or done)\n",
-                                           r.seed, sim::FormatTime(r.duration)));
-    }
+    absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n", r.seed,
+                                         sim::FormatTime(r.warmup), sim::FormatTime(r.duration), r.batches,
+                                         r.events));
     if (!r.bound_detail.empty()) absl::StrAppend(out, "   bound: ", r.bound_detail, "\n");
     absl::StrAppend(out, "\n");
     // "-": no interval computed for the metric.
@@ -148,7 +142,7 @@ void RunJson(const std::string& scenario, const std::vector<viosim::VariantResul
     j.Key("seed").Uint(r.seed);
     j.Key("warmup_s").Number(r.warmup.ToSeconds());
     j.Key("duration_s").Number(r.duration.ToSeconds());
-    j.Key("batches").Int(r.batches);  // 0 for an fio workload
+    j.Key("batches").Int(r.batches);
     j.Key("events").Uint(r.events);
     j.Key("lock_stat").BeginArray();
     for (const viosim::LockStatRow& l : r.locks) {

@@ -11,6 +11,7 @@
 #include "scenarios/fio_parser.h"
 #include "models/fio/stats.h"
 #include "scenarios/fio_builder.h"
+#include "scenarios/stack.h"
 #include "scenarios/units.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -208,7 +209,13 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   }
 
   sim::Simulator sim;
-  models::LockBench bench(sim, p, s.run().seed());
+  // The machine the scenario describes (its scheduler and topology), one CPU
+  // per task unless platform.cpus gives more.
+  const int ncpus = s.platform().has_cpus() ? s.platform().cpus() : p.threads;
+  absl::StatusOr<std::unique_ptr<Machine>> machine =
+      Machine::Make(sim, s.platform(), ncpus, "cpu", models::SchedCosts{});
+  if (!machine.ok()) return machine.status();
+  models::LockBench bench(sim, p, s.run().seed(), (*machine)->sched(), (*machine)->cpus());
   bench.Start();
   models::Spinlock& lock = bench.lock();
   const auto& cpus = bench.cpus();
@@ -238,7 +245,10 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   auto name_tracks = [&cpus](sim::TraceWriter& t) {
     for (const auto& c : cpus) c->NameTraceTrack(t);
   };
-  Measure(sim, plan, options, [&bench] { bench.ResetStats(); }, name_tracks, metrics, &out);
+  Measure(sim, plan, options, [&bench, &machine] {
+    bench.ResetStats();
+    (*machine)->ResetStats();
+  }, name_tracks, metrics, &out);
 
   out.locks.push_back(ToRow(lock.name(), lock.stat()));
   const double window = (sim.Now() - start).ToSeconds();

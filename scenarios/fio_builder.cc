@@ -164,7 +164,8 @@ StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, double window_s, bool v
                exit = pct(models::CpuTime::kExit);
   // Idle is the rest: the window may end before the CPU's counters do
   // (an idle tail after the last completion).
-  const double idle = std::max(0.0, 100.0 - user - system - irq - softirq - spin - poll - exit);
+  double idle = 100.0 - user - system - irq - softirq - spin - poll - exit;
+  if (idle < 1e-9) idle = 0;  // a never-idle CPU, up to rounding
   row.pct = {user, system, irq, softirq, idle, spin, poll};
   if (vcpu) {
     row.pct.push_back(exit);

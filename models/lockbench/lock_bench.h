@@ -37,25 +37,33 @@ struct LockBenchParams {
 
 class LockBench {
  public:
-  // Creates one CPU per thread and the lock. Random streams are derived from
-  // `seed` and each thread's name, so adding threads leaves the others' draws
-  // unchanged.
+  // Creates one CPU per thread on a pinned scheduler of its own, and the
+  // lock. Random streams are derived from `seed` and each thread's name, so
+  // adding threads leaves the others' draws unchanged.
   LockBench(sim::Simulator& sim, const LockBenchParams& params, uint64_t seed);
+  // The same on CPUs a scenario's machine owns, run by its scheduler; task
+  // i is bound to cpus[i]. REQUIRES: cpus.size() >= params.threads, every
+  // CPU on `sched`, both outliving the LockBench.
+  LockBench(sim::Simulator& sim, const LockBenchParams& params, uint64_t seed, Scheduler& sched,
+            std::vector<Cpu*> cpus);
 
   // Spawns the threads; they start thinking at Now().
   void Start();
 
   Spinlock& lock() { return lock_; }
-  const std::vector<std::unique_ptr<Cpu>>& cpus() const { return cpus_; }
+  const std::vector<Cpu*>& cpus() const { return cpus_; }
   void ResetStats();
 
  private:
   sim::Task Thread(int i);
+  void MakeTasks(uint64_t seed);
 
   sim::Simulator* sim_;
   LockBenchParams params_;
-  std::vector<std::unique_ptr<Cpu>> cpus_;
-  PinnedFifoScheduler sched_;
+  std::vector<std::unique_ptr<Cpu>> own_cpus_;
+  std::unique_ptr<PinnedFifoScheduler> own_sched_;
+  Scheduler* sched_;
+  std::vector<Cpu*> cpus_;
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<sim::Rng> rngs_;
   Spinlock lock_;
