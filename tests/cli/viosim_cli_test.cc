@@ -110,6 +110,21 @@ TEST(CliTest, RunJsonFollowsTheContract) {
   EXPECT_THAT(r.out, HasSubstr("\"lock_wait_mean_us\": "));
 }
 
+// Both virtio cases show every lock's lock_stat row and each vCPU's time
+// as the kernel accounts it, with the exits and the guest's share.
+TEST(CliTest, RunOfTheVirtioCasesShowsEveryLockAndTheVcpuTimeColumns) {
+  Result k = Viosim(absl::StrCat("run scenarios/virtio_blk_kick_lock.textproto --variant after ", kShort));
+  ASSERT_EQ(k.code, 0) << k.err;
+  EXPECT_THAT(k.out, HasSubstr("   vq_lock "));
+  EXPECT_THAT(k.out, HasSubstr("   qemu_global_mutex "));
+  EXPECT_THAT(k.out, HasSubstr("user  system  irq  softirq  idle  spin  poll  exit  guest  irqs-off"));
+  EXPECT_THAT(k.out, HasSubstr("vcpu3"));
+  Result p = Viosim(absl::StrCat("run scenarios/virtio_blk_poll.textproto --variant randread-4k-hipri1 ", kShort));
+  ASSERT_EQ(p.code, 0) << p.err;
+  for (int q = 0; q < 4; ++q) EXPECT_THAT(p.out, HasSubstr(absl::StrCat("   vq_lock", q, " ")));
+  EXPECT_THAT(p.out, HasSubstr("user  system  irq  softirq  idle  spin  poll  exit  guest  irqs-off"));
+}
+
 TEST(CliTest, RunTextShowsLockStatAndSpinShares) {
   Result r = Viosim(absl::StrCat("run scenarios/lockbench.textproto --variant N4 ", kShort));
   ASSERT_EQ(r.code, 0) << r.err;
