@@ -1,0 +1,72 @@
+// A sleeping mutex of tasks with glibc's pthread_mutex semantics (nptl's
+// low-level lock over futex_wait / futex_wake, glibc 2.x): the lock is not
+// handed over. Unlock releases it and, if tasks sleep on it, futex-wakes
+// the longest sleeper (the futex hash bucket's queue is FIFO for equal
+// priorities): try_to_wake_up charged on the unlocker's CPU, in its
+// context. The woken task runs after its wake-up latency and a context
+// switch, and retries; meanwhile the lock is free and any task that
+// arrives takes it at once (barging). A woken task that finds the lock
+// taken again sleeps again at the end of the queue.
+//
+// The same semantics QEMU's BQL has (models/qemu/bql.h, on host threads
+// that are not yet tasks), here behind the task model, so a model whose
+// threads are tasks gets its sleeping mutex's costs from the scheduler.
+//
+// lock_stat row: each critical section recorded whole at its unlock, as
+// the spinlocks' (lock_stat.h); no bounce counts.
+#ifndef VIOSIM_MODELS_SYNC_MUTEX_H_
+#define VIOSIM_MODELS_SYNC_MUTEX_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
+#include "models/sync/lock_stat.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace models {
+
+class Mutex {
+ public:
+  Mutex(sim::Simulator& sim, std::string name) : sim_(&sim), name_(std::move(name)) {}
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  const std::string& name() const { return name_; }
+  bool locked() const { return owner_ != nullptr; }
+  int sleepers() const { return static_cast<int>(sleepers_.size()); }
+
+  // pthread_mutex_lock() by the current task of `cpu`:
+  // `co_await m.Lock(cpu)`. No event when the mutex is free.
+  sim::Task Lock(Cpu& cpu);
+  // pthread_mutex_unlock() by the owner, the current task of `cpu`.
+  sim::Task Unlock(Cpu& cpu);
+
+  const LockStat& stat() const { return stat_; }
+  // Woken tasks that found the mutex taken again.
+  uint64_t barged() const { return barged_; }
+  void ResetStats() {
+    stat_.Reset();
+    barged_ = 0;
+  }
+
+ private:
+  sim::Simulator* sim_;
+  std::string name_;
+  Task* owner_ = nullptr;
+  sim::Time acquired_at_;
+  bool contended_ = false;  // the owner's acquisition had to wait
+  sim::Time waited_;
+  std::deque<Task*> sleepers_;  // futex_wait queue, FIFO
+  LockStat stat_;
+  uint64_t barged_ = 0;
+};
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_SYNC_MUTEX_H_
