@@ -1,31 +1,57 @@
 #include "models/qemu/virtio_blk_device.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace models {
 
-VirtioBlkDevice::VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, const QemuCosts& costs,
-                                 uint64_t seed)
+VirtioBlkDevice::VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Scheduler& host, std::vector<Cpu*> host_cpus,
+                                 const QemuCosts& costs, uint64_t seed)
     : sim_(&sim),
       vq_(&vq),
-      bql_(&bql),
+      host_(&host),
+      host_cpus_(std::move(host_cpus)),
+      bql_(sim, "qemu_global_mutex"),
       costs_(costs),
       disk_spread_(sim::Distribution::Exponential(costs.disk_latency_exp_mean.value)),
       disk_rng_(sim::Rng::ForStream(seed, "qemu.disk")),
       done_signal_(sim) {}
 
-void VirtioBlkDevice::Start() { sim_->Spawn(MainLoop()); }
+namespace {
 
-sim::Task VirtioBlkDevice::LockForExit() {
-  co_await bql_->Lock();
+// Parks the caller for good.
+struct Forever {
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<>) const noexcept {}
+  void await_resume() const noexcept {}
+};
+
+}  // namespace
+
+void VirtioBlkDevice::Start() {
+  const int vcpus = static_cast<int>(host_cpus_.size()) - 1;
+  for (int k = 0; k <= vcpus; ++k) {
+    const std::string name = k < vcpus ? absl::StrCat("qemu/vcpu", k) : std::string("qemu/main");
+    threads_.push_back(std::make_unique<Task>(name, std::vector<int>{host_cpus_[static_cast<size_t>(k)]->id()}));
+    host_->Start(*threads_.back(), k < vcpus ? VcpuThread() : MainLoop());
+  }
+}
+
+sim::Task VirtioBlkDevice::VcpuThread() { co_await Forever{}; }
+
+sim::Task VirtioBlkDevice::LockForExit(Cpu& thread_cpu) {
+  co_await bql_.Lock(thread_cpu);
   co_await sim_->Delay(costs_.exit_userspace.value);
 }
 
-sim::Task VirtioBlkDevice::QueueNotify() {
-  co_await LockForExit();
+sim::Task VirtioBlkDevice::QueueNotify(int vcpu) {
+  Cpu& cpu = ThreadCpu(vcpu);
+  co_await LockForExit(cpu);
   co_await HandleOutput();
-  bql_->Unlock();
+  co_await bql_.Unlock(cpu);
 }
 
 sim::Task VirtioBlkDevice::SignalIoeventfd() {
@@ -54,11 +80,12 @@ sim::Task VirtioBlkDevice::DiskIo(VirtQueueElement e) {
 }
 
 sim::Task VirtioBlkDevice::MainLoop() {
+  Cpu& main = *host_cpus_.back();
   for (;;) {
     while (done_.empty() && !notify_pending_) co_await done_signal_.Wait();
     ++stats_.main_wakeups;
     co_await sim_->Delay(costs_.main_wakeup.value);
-    co_await bql_->Lock();
+    co_await bql_.Lock(main);
     if (notify_pending_) {
       notify_pending_ = false;
       co_await HandleOutput();
@@ -82,19 +109,21 @@ sim::Task VirtioBlkDevice::MainLoop() {
         }
       }
     }
-    bql_->Unlock();
+    co_await bql_.Unlock(main);
   }
 }
 
-sim::Task VirtioBlkDevice::ReadInterruptStatus(uint32_t* isr) {
-  co_await LockForExit();
+sim::Task VirtioBlkDevice::ReadInterruptStatus(int vcpu, uint32_t* isr) {
+  Cpu& cpu = ThreadCpu(vcpu);
+  co_await LockForExit(cpu);
   co_await sim_->Delay(costs_.mmio_register.value);
   *isr = isr_;
-  bql_->Unlock();
+  co_await bql_.Unlock(cpu);
 }
 
-sim::Task VirtioBlkDevice::InterruptAck(uint32_t bits) {
-  co_await LockForExit();
+sim::Task VirtioBlkDevice::InterruptAck(int vcpu, uint32_t bits) {
+  Cpu& cpu = ThreadCpu(vcpu);
+  co_await LockForExit(cpu);
   co_await sim_->Delay(costs_.mmio_register.value);
   isr_ &= ~bits;
   if (isr_ == 0 && line_) {
@@ -102,7 +131,7 @@ sim::Task VirtioBlkDevice::InterruptAck(uint32_t bits) {
     co_await sim_->Delay(costs_.irq_line.value);
     line_ = false;
   }
-  bql_->Unlock();
+  co_await bql_.Unlock(cpu);
 }
 
 }  // namespace models

@@ -28,6 +28,14 @@
 // (irq_line). The guest sees an interrupt when the level goes from low to
 // high (a level-triggered SPI through the vGIC).
 //
+// QEMU's threads are tasks on host CPUs (models/cpu): one vCPU thread per
+// vCPU, each on its own host CPU (it runs the guest; its host code runs in
+// the guest's exits), and the main loop thread on another. The BQL is a
+// sleeping mutex of those tasks with glibc's futex semantics
+// (models/sync/mutex.h): a contended thread sleeps, the unlocker pays
+// try_to_wake_up on its host CPU, and the woken thread runs after the host's
+// wake-up latency and a context switch, retrying (arrivals barge).
+//
 // Every userspace exit also costs the vCPU thread's own path between
 // ioctl(KVM_RUN) returning and the next KVM_RUN (exit_userspace:
 // kvm_arch_post_run, the exit_reason switch, address_space_rw's region
@@ -44,9 +52,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <vector>
 
 #include "models/cpu/param.h"
-#include "models/qemu/bql.h"
+#include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
+#include "models/cpu/task.h"
+#include "models/sync/mutex.h"
 #include "models/virtio/virtqueue.h"
 #include "sim/distribution.h"
 #include "sim/rng.h"
@@ -88,14 +101,17 @@ struct QemuDeviceStats {
 
 class VirtioBlkDevice {
  public:
-  // `seed` seeds the disk's latency stream (run.seed).
-  VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Bql& bql, const QemuCosts& costs, uint64_t seed = 1);
+  // `seed` seeds the disk's latency stream (run.seed). QEMU's threads run
+  // on `host`: vCPU thread k on host_cpus[k], the main loop on
+  // host_cpus.back(). REQUIRES: one more host CPU than vCPUs, all on `host`.
+  VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Scheduler& host, std::vector<Cpu*> host_cpus,
+                  const QemuCosts& costs, uint64_t seed = 1);
   void set_irq_sink(IrqLineSink* s) { irq_sink_ = s; }
-  // Starts the main loop process.
+  // Starts QEMU's threads.
   void Start();
 
-  // The handlers a vCPU thread runs for the guest's MMIO accesses.
-  sim::Task QueueNotify();
+  // The handlers vCPU thread `vcpu` runs for the guest's MMIO accesses.
+  sim::Task QueueNotify(int vcpu);
   // What-if: the notify arrives through an ioeventfd; the main loop runs
   // handle_output (under the BQL) when it wakes. Does not suspend.
   sim::Task SignalIoeventfd();
@@ -106,22 +122,33 @@ class VirtioBlkDevice {
   void set_msix(bool on) { msix_ = on; }
   bool msix() const { return msix_; }
   void MsiTaken() { line_ = false; }
-  sim::Task ReadInterruptStatus(uint32_t* isr);
-  sim::Task InterruptAck(uint32_t bits);
+  sim::Task ReadInterruptStatus(int vcpu, uint32_t* isr);
+  sim::Task InterruptAck(int vcpu, uint32_t bits);
+
+  // qemu_global_mutex.
+  const Mutex& bql() const { return bql_; }
+  void ResetStats() {
+    stats_.Reset();
+    bql_.ResetStats();
+  }
 
   const QemuDeviceStats& stats() const { return stats_; }
-  void ResetStats() { stats_.Reset(); }
   int in_flight() const { return in_flight_; }
 
  private:
   sim::Task DiskIo(VirtQueueElement e);
   sim::Task HandleOutput();  // the pop loop, BQL held
-  sim::Task LockForExit();   // a userspace exit: take the BQL, then kvm_cpu_exec's own path
+  sim::Task LockForExit(Cpu& thread_cpu);  // a userspace exit: take the BQL, then kvm_cpu_exec's own path
   sim::Task MainLoop();
+  sim::Task VcpuThread();  // in the guest: its host code runs inside the guest's exits
+  Cpu& ThreadCpu(int vcpu) const { return *host_cpus_[static_cast<size_t>(vcpu)]; }
 
   sim::Simulator* sim_;
   Virtqueue* vq_;
-  Bql* bql_;
+  Scheduler* host_;
+  std::vector<Cpu*> host_cpus_;
+  std::vector<std::unique_ptr<Task>> threads_;  // the vCPU threads, then the main loop
+  Mutex bql_;
   QemuCosts costs_;
   sim::Distribution disk_spread_;  // Exp(disk_latency_exp_mean)
   sim::Rng disk_rng_;

@@ -8,9 +8,8 @@
 // arrives takes it at once (barging). A woken task that finds the lock
 // taken again sleeps again at the end of the queue.
 //
-// The same semantics QEMU's BQL has (models/qemu/bql.h, on host threads
-// that are not yet tasks), here behind the task model, so a model whose
-// threads are tasks gets its sleeping mutex's costs from the scheduler.
+// QEMU's BQL is one (models/qemu/virtio_blk_device.h): its threads are
+// tasks on host CPUs, so the mutex's costs come from the host's scheduler.
 //
 // lock_stat row: each critical section recorded whole at its unlock, as
 // the spinlocks' (lock_stat.h); no bounce counts.

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/kvm/kvm.h"
-#include "models/qemu/bql.h"
+#include "models/cpu/sched.h"
 #include "models/qemu/virtio_blk_device.h"
 #include "models/virtio/guest/virtio_blk.h"
 #include "models/virtio/virtqueue.h"
@@ -22,11 +22,10 @@ class VirtioBlkStack final : public BuiltStack {
                  const Stack::VirtioBlk& v, const models::HostCosts& host, uint64_t seed)
       : machine_(&m),
         vq_(v.ring_size(), Features(v)),
-        // A thread woken from the BQL's futex runs after the wake-up and the
-        // context switch into it (models/qemu/bql.h).
-        bql_(m.sim(), host.try_to_wake_up.value + host.context_switch.value),
+        host_sched_(m.sim()),
+        host_cpus_(HostCpus(m, host, host_sched_)),
         kvm_(m.sim(), kc),
-        dev_(m.sim(), vq_, bql_, qc, seed),
+        dev_(m.sim(), vq_, host_sched_, Pointers(host_cpus_), qc, seed),
         blk_(m.sim(), m.cpus(), vq_, (dev_.set_msix(v.msix()), dev_), kvm_, gc, params) {
     dev_.Start();
   }
@@ -41,7 +40,7 @@ class VirtioBlkStack final : public BuiltStack {
     auto cpu_time = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
     auto exits = [this](models::ExitKind k) { return static_cast<double>(kvm_.stats().exits[static_cast<int>(k)]); };
     const models::LockStat& vq = blk_.vq_lock().stat();
-    const models::Bql::Stats& bql = bql_.stats();
+    const models::LockStat& bql = dev_.bql().stat();
     return {
         {"kicks_per_request", [this, n] { return n(blk_.stats().kicks); }, reqs, 1},
         {"kicks_suppressed_pct",
@@ -69,20 +68,30 @@ class VirtioBlkStack final : public BuiltStack {
   }
 
   std::vector<std::pair<std::string, models::LockStat>> Locks() override {
-    // The BQL is a sleeping mutex of host threads: no CPU bounces.
-    models::LockStat bql;
-    bql.acquisitions = bql_.stats().acquisitions;
-    bql.contentions = bql_.stats().contentions;
-    bql.wait = bql_.stats().wait;
-    bql.hold = bql_.stats().hold;
-    return {{"vq_lock", blk_.vq_lock().stat()}, {"qemu_global_mutex", bql}};
+    // The BQL is a sleeping mutex of host threads: no bounces counted.
+    return {{"vq_lock", blk_.vq_lock().stat()}, {"qemu_global_mutex", dev_.bql().stat()}};
   }
-  void ResetStats() override {
-    blk_.ResetStats();
-    bql_.ResetStats();
-  }
+  void ResetStats() override { blk_.ResetStats(); }
 
  private:
+  // QEMU's host: one CPU per vCPU thread and one for the main loop, with
+  // the host's scheduler costs, on a pinned scheduler.
+  static std::vector<std::unique_ptr<models::Cpu>> HostCpus(Machine& m, const models::HostCosts& host,
+                                                            models::Scheduler& sched) {
+    std::vector<std::unique_ptr<models::Cpu>> cpus;
+    for (int i = 0; i <= m.ncpus(); ++i) {
+      cpus.push_back(std::make_unique<models::Cpu>(m.sim(), i, absl::StrCat("host", i)));
+      cpus.back()->set_sched_costs(host.sched());
+      sched.AddCpu(*cpus.back());
+    }
+    return cpus;
+  }
+  static std::vector<models::Cpu*> Pointers(const std::vector<std::unique_ptr<models::Cpu>>& cpus) {
+    std::vector<models::Cpu*> out;
+    for (const auto& c : cpus) out.push_back(c.get());
+    return out;
+  }
+
   static models::VirtqueueFeatures Features(const Stack::VirtioBlk& v) {
     models::VirtqueueFeatures f;
     f.event_idx = v.event_idx();
@@ -92,7 +101,8 @@ class VirtioBlkStack final : public BuiltStack {
 
   Machine* machine_;
   models::Virtqueue vq_;
-  models::Bql bql_;
+  models::PinnedFifoScheduler host_sched_;
+  std::vector<std::unique_ptr<models::Cpu>> host_cpus_;
   models::Kvm kvm_;
   models::VirtioBlkDevice dev_;
   models::VirtioBlk blk_;

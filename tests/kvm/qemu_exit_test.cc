@@ -1,13 +1,17 @@
 // QEMU 2.0's side of a userspace exit: kvm_cpu_exec's own path runs under
 // the BQL, so exits of different vCPU threads serialize on it together
-// with the device emulation they lead to; and the BQL itself, a glibc mutex.
+// with the device emulation they lead to. (The BQL is a models::Mutex of
+// QEMU's threads on host CPUs; its own semantics are tests/sync/mutex_test.)
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "models/qemu/bql.h"
+#include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
 #include "models/qemu/virtio_blk_device.h"
 #include "models/virtio/virtqueue.h"
 #include "sim/simulator.h"
@@ -32,24 +36,41 @@ QemuCosts Costs(Time exit_userspace) {
   return c;
 }
 
+// QEMU's host: one CPU per vCPU thread and one for the main loop, free
+// scheduling (no switch or wake-up costs).
+struct Host {
+  Host(sim::Simulator& sim, int vcpus) : sched(sim) {
+    for (int i = 0; i <= vcpus; ++i) {
+      cpus.push_back(std::make_unique<Cpu>(sim, i, "host" + std::to_string(i)));
+      sched.AddCpu(*cpus.back());
+      ptrs.push_back(cpus.back().get());
+    }
+  }
+  PinnedFifoScheduler sched;
+  std::vector<std::unique_ptr<Cpu>> cpus;
+  std::vector<Cpu*> ptrs;
+};
+
 // `n` vCPU threads read InterruptStatus at the same instant; returns when
 // each one's handler finished.
 std::vector<Time> ConcurrentStatusReads(Time exit_userspace, int n) {
   sim::Simulator sim;
   Virtqueue vq(128, VirtqueueFeatures{.event_idx = true});
-  Bql bql(sim);
-  VirtioBlkDevice dev(sim, vq, bql, Costs(exit_userspace));
+  Host host(sim, n);
+  VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, Costs(exit_userspace));
+  dev.Start();
+  sim.RunUntil(Time::Zero());  // QEMU's threads are on their CPUs
   std::vector<Time> done(n);
   for (int i = 0; i < n; ++i) {
-    sim.Spawn([](sim::Simulator& s, VirtioBlkDevice& d, Time& at) -> sim::Task {
+    sim.Spawn([](sim::Simulator& s, VirtioBlkDevice& d, int vcpu, Time& at) -> sim::Task {
       uint32_t isr = 0;
-      co_await d.ReadInterruptStatus(&isr);
+      co_await d.ReadInterruptStatus(vcpu, &isr);
       at = s.Now();
-    }(sim, dev, done[i]));
+    }(sim, dev, i, done[i]));
   }
   sim.RunUntil(Time::Millis(1));
-  EXPECT_EQ(bql.stats().acquisitions, static_cast<uint64_t>(n));
-  EXPECT_EQ(bql.stats().contentions, static_cast<uint64_t>(n - 1));
+  EXPECT_EQ(dev.bql().stat().acquisitions, static_cast<uint64_t>(n));
+  EXPECT_EQ(dev.bql().stat().contentions, static_cast<uint64_t>(n - 1));
   return done;
 }
 
@@ -69,64 +90,24 @@ TEST(QemuExit, WithoutTheExitPathOnlyTheRegisterAccessSerializes) {
   EXPECT_EQ(done[2], Time::Micros(3));
 }
 
-// Holds the BQL from `at` for `hold`; records when it got it.
-sim::Task HoldBql(sim::Simulator& sim, Bql& bql, Time at, Time hold, Time* got) {
-  co_await sim.Delay(at);
-  co_await bql.Lock();
-  *got = sim.Now();
-  co_await sim.Delay(hold);
-  bql.Unlock();
-}
-
-// glibc's mutex is not a hand-off lock: the woken sleeper needs the wake
-// latency to run, and a thread arriving in that window takes the free lock
-// first (barging); the sleeper goes back to sleep and gets it next time.
-TEST(QemuBql, ArrivalDuringTheWakeLatencyBarges) {
-  sim::Simulator sim;
-  Bql bql(sim, Time::Micros(2));
-  Time a, b, c;
-  sim.Spawn(HoldBql(sim, bql, Time(), Time::Micros(10), &a));
-  sim.Spawn(HoldBql(sim, bql, Time::Micros(1), Time::Micros(5), &b));         // sleeps
-  sim.Spawn(HoldBql(sim, bql, Time::Micros(10) + Time::Nanos(500), Time::Micros(5), &c));  // barges
-  sim.RunUntil(Time::Millis(1));
-  EXPECT_EQ(a, Time());
-  EXPECT_EQ(c, Time::Micros(10) + Time::Nanos(500));    // lock free since 10us, B not yet running
-  EXPECT_EQ(b, Time::Micros(15) + Time::Nanos(500) + Time::Micros(2));  // woken again at C's unlock
-  EXPECT_EQ(bql.stats().barged, 1u);
-  EXPECT_EQ(bql.stats().contentions, 1u);
-  EXPECT_EQ(bql.stats().wakeups, 2u);
-}
-
-// With no arrival in the window, the lock sits idle for the wake latency:
-// each contended hand-off costs the BQL that much throughput.
-TEST(QemuBql, ContendedHandOffLeavesTheLockIdleForTheWakeLatency) {
-  sim::Simulator sim;
-  Bql bql(sim, Time::Micros(2));
-  Time a, b;
-  sim.Spawn(HoldBql(sim, bql, Time(), Time::Micros(10), &a));
-  sim.Spawn(HoldBql(sim, bql, Time::Micros(1), Time::Micros(5), &b));
-  sim.RunUntil(Time::Millis(1));
-  EXPECT_EQ(b, Time::Micros(12));
-  EXPECT_EQ(bql.stats().barged, 0u);
-}
-
 // One request at a time through the device (add, QueueNotify, wait for the
 // used entry): returns each request's time from the notify to its push.
 std::vector<Time> OneAtATime(Time disk_spread, int n) {
   sim::Simulator sim;
   Virtqueue vq(128, VirtqueueFeatures{.event_idx = true});
-  Bql bql(sim);
+  Host host(sim, 1);
   QemuCosts c = Costs(Time::Micros(1));
   c.disk_latency_exp_mean.value = disk_spread;
-  VirtioBlkDevice dev(sim, vq, bql, c, /*seed=*/7);
+  VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, c, /*seed=*/7);
   dev.Start();
+  sim.RunUntil(Time::Zero());
   std::vector<Time> took;
   sim.Spawn([](sim::Simulator& s, Virtqueue& q, VirtioBlkDevice& d, int count, std::vector<Time>& out) -> sim::Task {
     for (int i = 0; i < count; ++i) {
       if (!q.AddSgs(static_cast<uint64_t>(i), 1, 2).ok()) std::abort();
       q.KickPrepare();
       const Time start = s.Now();
-      co_await d.QueueNotify();
+      co_await d.QueueNotify(0);
       while (!q.MoreUsed()) co_await s.Delay(Time::Nanos(100));
       out.push_back(s.Now() - start);
       q.GetBuf();

@@ -28,7 +28,7 @@ sim::Task VirtioBlk::Notify(Cpu& cpu) {
   if (kvm_->costs().ioeventfd) {
     co_await kvm_->MmioExitKernel(cpu, ExitKind::kMmioNotify, dev_->SignalIoeventfd());
   } else {
-    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioNotify, dev_->QueueNotify());
+    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioNotify, dev_->QueueNotify(cpu.id()));
   }
 }
 
@@ -122,8 +122,8 @@ sim::Task VirtioBlk::VmInterrupt(Cpu& cpu) {
     if (!vq_->MoreUsed()) co_return;
   } else {
     uint32_t isr = 0;
-    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioIsrRead, dev_->ReadInterruptStatus(&isr));
-    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioIsrAck, dev_->InterruptAck(isr));
+    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioIsrRead, dev_->ReadInterruptStatus(cpu.id(), &isr));
+    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioIsrAck, dev_->InterruptAck(cpu.id(), isr));
     if ((isr & 1) == 0 || !vq_->MoreUsed()) co_return;
   }
   co_await VirtblkDone(cpu);
