@@ -46,7 +46,8 @@ sim::Task VirtioBlkMq::Ioeventfd() {
 sim::Task VirtioBlkMq::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   (void)last;
   rq.done = false;
-  Req* r = new Req{&rq, sim_->Now(), {}, {}, {}, {}, {}};
+  Req* r = NewReq();
+  *r = Req{&rq, sim_->Now(), {}, {}, {}, {}, {}};
   ++stats_.submitted;
   co_await cpu.Run(costs_.submit.value + costs_.per_page.value * ExtraPages(rq.bytes));
   Vq& v = VqOf(cpu);
@@ -236,7 +237,7 @@ sim::Task VirtioBlkMq::Reap(Cpu& cpu, Vq& v, bool polled) {
       stats_.guest_complete_ns += (now - r->t_pushed).ToSeconds() * 1e9;
       rq.device_start = r->t_dev_start;
       rq.device_end = r->t_dev_end;
-      delete r;
+      free_reqs_.push_back(r);
       rq.done = true;
       co_await rq.sink->Complete(rq, cpu);
     }
@@ -263,6 +264,18 @@ sim::Task VirtioBlkMq::Poll(Cpu& cpu, BlockRequest& rq) {
     co_await Reap(cpu, v, /*polled=*/true);
     v.lock.UnlockIrqRestore(cpu);
   }
+}
+
+// The per-request bookkeeping, recycled; the stack owns every one, so
+// requests still in flight when a run ends are freed with it.
+VirtioBlkMq::Req* VirtioBlkMq::NewReq() {
+  if (free_reqs_.empty()) {
+    reqs_.push_back(std::make_unique<Req>());
+    return reqs_.back().get();
+  }
+  Req* r = free_reqs_.back();
+  free_reqs_.pop_back();
+  return r;
 }
 
 void VirtioBlkMq::ResetStats() {

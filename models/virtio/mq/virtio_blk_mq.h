@@ -162,6 +162,7 @@ class VirtioBlkMq final : public BlockStack {
     Req* req;
   };
 
+  Req* NewReq();
   Vq& VqOf(Cpu& cpu) { return *vqs_[static_cast<size_t>(cpu.id()) % vqs_.size()]; }
   sim::Task Ioeventfd();
   sim::Task IoThread();
@@ -183,6 +184,8 @@ class VirtioBlkMq final : public BlockStack {
   std::deque<Done> done_;
   sim::Time link_free_;
   VirtioBlkMqStats stats_;
+  std::vector<std::unique_ptr<Req>> reqs_;  // every Req made
+  std::vector<Req*> free_reqs_;             // those not in flight
 };
 
 }  // namespace models
