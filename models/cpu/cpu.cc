@@ -79,6 +79,8 @@ void Cpu::ResetStats() {
 
 // ---- Task waits ----
 
+// The path of Run that goes through the CPU (the direct one is inline in
+// WorkAwaiter).
 void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
   if (in_irq_) {
     // Handlers are not interrupted: their work is one event.
@@ -90,18 +92,6 @@ void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
   Task* t = curr_;
   if (t == nullptr) __builtin_trap();  // task-context work needs a running task
   const sim::Time due = sim_->Now() + cost;
-  if (direct_) {
-    // Nothing can interrupt or preempt this CPU's task: it resumes itself.
-    if (task_mode_ != mode) {
-      task_mode_ = mode;
-      Account();
-    }
-    direct_until_ = due;
-    direct_h_ = h;
-    direct_work_ = true;
-    sim_->ScheduleAt(due, h);
-    return;
-  }
   t->cont_ = h;
   t->wait_ = Task::Wait::kWork;
   task_mode_ = mode;

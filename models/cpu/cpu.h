@@ -168,10 +168,10 @@ class Cpu {
     bool await_ready() const noexcept { return cost_ == sim::Time::Zero(); }
     void await_suspend(std::coroutine_handle<> h) {
       Cpu& c = *cpu_;
-      if (c.direct_ && !c.in_irq_ && c.exit_depth_ == 0) {
+      if (c.direct_ && !c.in_irq_) {
         // The direct path (see direct_), inline: it is the hot path of
         // every lock-heavy model.
-        if (c.acct_mode_ != mode_) c.SetTaskMode(mode_);
+        if (c.task_mode_ != mode_) c.SetTaskMode(mode_);
         c.direct_until_ = c.sim_->Now() + cost_;
         c.direct_h_ = h;
         c.direct_work_ = true;
@@ -275,7 +275,6 @@ class Cpu {
   // Makes `handler` a pending hard interrupt on this CPU (see the file
   // comment). The CPU owns it from here on.
   void RaiseIrq(sim::Task handler);
-  int pending_irqs() const { return static_cast<int>(pending_.size()); }
   uint64_t irqs_taken() const { return irqs_taken_; }
 
   // ---- Statistics since the last ResetStats() ----
@@ -339,8 +338,7 @@ class Cpu {
     return CpuTime::kIdle;
   }
   void Account() {
-    acct_mode_ = Mode();
-    acct_.Set(static_cast<int>(acct_mode_), sim_->Now());
+    acct_.Set(static_cast<int>(Mode()), sim_->Now());
     if (sim_->trace() != nullptr) TraceMode();
   }
   // The current task's mode becomes `mode` (and is accounted).
@@ -393,7 +391,6 @@ class Cpu {
   Task* switch_from_ = nullptr;
 
   sim::StateOccupancy acct_;
-  CpuTime acct_mode_ = CpuTime::kIdle;  // what acct_ counts now
   CpuTime task_mode_ = CpuTime::kSystem;  // the current task's (Task::mode_ while it is off)
   sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled
   int traced_mode_ = -1;

@@ -109,7 +109,6 @@ class Task {
   sim::Time enqueued_at_;     // when it last became runnable and waiting
   // Policy data (CFS's sched_entity; the FIFO policy's list link).
   sim::Time vruntime_;
-  sim::Time slice_start_;     // runtime at the start of its current slice
   Task* rq_next_ = nullptr;
   uint64_t rq_seq_ = 0;
   int rq_index_ = -1;
