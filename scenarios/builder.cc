@@ -12,6 +12,7 @@
 #include "models/fio/stats.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/stack.h"
+#include "scenarios/stacks/vhost_net.h"
 #include "scenarios/units.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -111,6 +112,35 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
   for (const StackExtras::Lock& l : extras.locks) out.locks.push_back(ToRow(l.name, l.stat));
   out.cpu_states = extras.cpu_states;
   for (const StackExtras::CpuShares& c : extras.cpus) out.cpus.push_back(CpuRow{c.name, c.pct, c.irq_off_pct});
+  return out;
+}
+
+// iperf on the vhost_net stack, under the same measurement engine: the
+// guest's streams send from the start; every metric is a ratio of counts
+// over the window.
+absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
+                                               const RunOptions& options, VariantResult out) {
+  sim::Simulator sim;
+  absl::StatusOr<std::unique_ptr<stacks::VhostNetRig>> rig = stacks::BuildVhostNet(sim, s);
+  if (!rig.ok()) return rig.status();
+  stacks::VhostNetRig& r = **rig;
+  Machine& m = r.machine();
+  r.Start();
+  auto reset = [&] {
+    r.ResetStats();
+    m.ResetStats();
+  };
+  auto name_tracks = [&m](sim::TraceWriter& t) {
+    for (models::Cpu* c : m.cpus()) c->NameTraceTrack(t);
+  };
+  Measure(sim, plan, options, reset, name_tracks, r.Metrics(), &out);
+  for (const auto& [name, stat] : r.Locks()) out.locks.push_back(ToRow(name, stat));
+  const double window = m.ElapsedS();
+  out.cpu_states = CpuColumns(/*vcpu=*/false);
+  for (const models::Cpu* c : m.cpus()) {
+    const StackExtras::CpuShares shares = CpuSharesOf(*c, window, /*vcpu=*/false);
+    out.cpus.push_back(CpuRow{shares.name, shares.pct, shares.irq_off_pct});
+  }
   return out;
 }
 
@@ -328,6 +358,8 @@ std::vector<std::string> MetricNames(const viosim::Scenario& s) {
   switch (s.workload().kind_case()) {
     case viosim::Workload::kLockbench:
       return LockBenchMetrics();
+    case viosim::Workload::kIperf:
+      return stacks::VhostNetMetricNames();
     case viosim::Workload::kFio: {
       std::vector<std::string> names = FioMetrics();
       for (const std::string& n : StackMetricNames(s)) names.push_back(n);
@@ -358,6 +390,8 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
       return RunLockBench(resolved, plan, options, std::move(out));
     case viosim::Workload::kFio:
       return RunFioWorkload(resolved, plan, options, std::move(out));
+    case viosim::Workload::kIperf:
+      return RunIperfWorkload(resolved, plan, options, std::move(out));
     case viosim::Workload::KIND_NOT_SET:
       break;
   }

@@ -279,6 +279,35 @@ void CheckLockBench(const Scenario& s, Checker& c) {
   }
 }
 
+// iperf runs on the vhost_net stack only; each NIC receive queue's
+// interrupt goes to a host CPU of its own, and its rings are split
+// virtqueues.
+void CheckIperf(const Scenario& s, Checker& c) {
+  if (!s.stack().has_vhost_net()) {
+    const Problem p = c.About({"workload.iperf"});
+    c.Add(p, "workload.iperf needs a network stack: set stack.vhost_net");
+    return;
+  }
+  const Stack::VhostNet& v = s.stack().vhost_net();
+  const std::string queues = "stack.vhost_net.nic_rx_queues", cpus = "stack.vhost_net.host_cpus";
+  if (v.nic_rx_queues() > v.host_cpus()) {
+    const Problem p = c.About({queues, cpus});
+    c.Add(p, absl::StrCat(p.Field(queues, v.nic_rx_queues()), " binds one queue's interrupt to each host CPU, but ",
+                          p.Field(cpus, v.host_cpus()), " has fewer"));
+  }
+  const std::string ring = "stack.vhost_net.ring_size";
+  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+    const Problem p = c.About({ring});
+    c.Add(p, absl::StrCat(p.Field(ring, v.ring_size()),
+                          " is not a power of two, which the size of a split virtqueue must be"));
+  }
+  const std::string mtu = "stack.vhost_net.mtu", hdr = "stack.vhost_net.tcpip_header";
+  if (v.mtu() <= v.tcpip_header()) {
+    const Problem p = c.About({mtu, hdr});
+    c.Add(p, absl::StrCat(p.Field(mtu, v.mtu()), " leaves no payload after ", p.Field(hdr, v.tcpip_header())));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Stacks
 
@@ -662,6 +691,10 @@ absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view v
     case Workload::kLockbench:
       CheckRun(resolved, c);
       CheckLockBench(resolved, c);
+      return c.ToStatus();
+    case Workload::kIperf:
+      CheckRun(resolved, c);
+      CheckIperf(resolved, c);
       return c.ToStatus();
     case Workload::kFio: {
       if (resolved.workload().fio().job_file().empty()) return c.ToStatus();  // the builder requires it

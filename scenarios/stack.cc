@@ -73,6 +73,10 @@ absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s) {
   for (const StackPart& p : StackParts()) {
     if (field->name() == p.name) return &p;
   }
+  if (field->name() == "vhost_net") {
+    return absl::InvalidArgumentError(
+        "field 'stack.vhost_net': a network stack, which carries workload.iperf, not fio's block I/O");
+  }
   return absl::InternalError(absl::StrCat("stack part '", field->name(), "' is not registered"));
 }
 

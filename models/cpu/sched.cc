@@ -170,6 +170,8 @@ void Scheduler::Switch(Cpu& cpu, bool preempt) {
 void Scheduler::FinishSwitch(Cpu& cpu, Task* prev) {
   if (prev == nullptr) return;
   prev->on_cpu_ = false;
+  for (std::coroutine_handle<> h : prev->on_cpu_waiters_) sim_->Wake(h);
+  prev->on_cpu_waiters_.clear();
   SwitchedOut(cpu, *prev);
   if (prev->wake_pending_) {
     prev->wake_pending_ = false;
@@ -205,6 +207,16 @@ sim::Task Scheduler::TryToWakeUp(Task& p, Cpu& waker, bool* woken) {
     ++fast_wakeups_;
     co_await waker.Run(costs.try_to_wake_up_fast);
     co_return;
+  }
+  if (ttwu_spins_on_cpu_ && p.on_cpu_) {
+    // while (p->on_cpu) cpu_relax();
+    struct SwitchedOut {
+      Task* p;
+      bool await_ready() const noexcept { return !p->on_cpu_; }
+      void await_suspend(std::coroutine_handle<> h) { p->on_cpu_waiters_.push_back(h); }
+      void await_resume() const noexcept {}
+    };
+    co_await waker.SpinUntil(SwitchedOut{&p}, CpuTime::kSpin);
   }
   ++wakeups_;
   ++p.wakeups_;

@@ -12,7 +12,10 @@
 //     or preempted): its state becomes TASK_RUNNING (ttwu_runnable, the fast
 //     path's cost);
 //   - p is switching out (on_cpu): the wake-up completes once the switch
-//     has ended (it is put back on a runqueue then);
+//     has ended (it is put back on a runqueue then); with
+//     set_ttwu_spins_on_cpu(true), as Linux 3.0 to 5.7 do
+//     (`while (p->on_cpu) cpu_relax();`), the waker spins on its CPU until
+//     the switch has ended, then wakes p as below;
 //   - p is asleep: the waker pays try_to_wake_up on its own CPU, in its own
 //     context and under whatever it holds; then select_task_rq picks a CPU,
 //     p is enqueued there, and the target is told to reschedule: at once if
@@ -62,6 +65,13 @@ class Scheduler {
   // file comment). `co_await sched.TryToWakeUp(p, cpu)`. `*woken`, if
   // given, says whether p's state changed.
   sim::Task TryToWakeUp(Task& p, Cpu& waker, bool* woken = nullptr);
+
+  // Linux 3.0's try_to_wake_up(): a waker that finds p still switching out
+  // spins (CpuTime::kSpin, in its own context and under whatever it holds)
+  // until p's switch has ended. Off: the wake-up is queued and completed
+  // when the switch ends (the wake-list of 5.8 onwards).
+  void set_ttwu_spins_on_cpu(bool on) { ttwu_spins_on_cpu_ = on; }
+  bool ttwu_spins_on_cpu() const { return ttwu_spins_on_cpu_; }
 
   // Whether tasks move between CPUs (a workload spreads pinned clones
   // itself when they do not).
@@ -148,6 +158,7 @@ class Scheduler {
   uint64_t wakeups_ = 0;
   uint64_t fast_wakeups_ = 0;
   uint64_t preemptions_ = 0;
+  bool ttwu_spins_on_cpu_ = false;
 };
 
 // Each CPU runs its tasks in the order they became runnable; a task runs

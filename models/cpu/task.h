@@ -104,6 +104,9 @@ class Task {
   bool on_rq_ = false;
   bool on_cpu_ = false;
   bool wake_pending_ = false;  // woken while switching out
+  // Wakers spinning until this task's switch out has ended (their
+  // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).
+  std::vector<std::coroutine_handle<>> on_cpu_waiters_;
   bool started_ = false;
   sim::Time exec_start_;      // when it last got a CPU
   sim::Time enqueued_at_;     // when it last became runnable and waiting

@@ -165,7 +165,7 @@ unsigned Virtqueue::NextDesc(unsigned i, unsigned max) const {
   return next;
 }
 
-std::optional<VirtQueueElement> Virtqueue::Pop() {
+std::optional<VirtQueueElement> Virtqueue::PopHead(bool publish_avail_event) {
   // virtqueue_num_heads(): "Guest moved used index from %u to %u" is fatal.
   const uint16_t num_heads = static_cast<uint16_t>(avail_idx_ - last_avail_idx_);
   if (num_heads > num_) std::abort();
@@ -177,7 +177,7 @@ std::optional<VirtQueueElement> Virtqueue::Pop() {
   // "Guest says index %u is available": fatal.
   if (head >= num_) std::abort();
   // QEMU 2.0 publishes the avail index it sees now, not last_avail_idx.
-  if (features_.event_idx) WriteAvailEvent(avail_idx_);
+  if (features_.event_idx && publish_avail_event) WriteAvailEvent(avail_idx_);
 
   VirtQueueElement elem;
   elem.index = head;

@@ -166,7 +166,14 @@ class Virtqueue {
   // avail_event = avail->idx, the *current* avail index (vring_avail_event(),
   // a no-op while notification is off); then walks the chain (or indirect
   // table) counting out and in segments. inuse++.
-  std::optional<VirtQueueElement> Pop();
+  std::optional<VirtQueueElement> Pop() { return PopHead(/*publish_avail_event=*/true); }
+
+  // ---- Device side as vhost does it: drivers/vhost/vhost.c, Linux 3.0 ----
+  // vhost_get_vq_desc(): the same walk as Pop(), but avail_event is not
+  // written: vhost publishes it only in vhost_enable_notify() (which is
+  // SetNotification(true) here), so while vhost processes a batch the
+  // guest's kicks stay suppressed by the stale avail_event.
+  std::optional<VirtQueueElement> GetVqDesc() { return PopHead(/*publish_avail_event=*/false); }
 
   // virtqueue_fill(): writes used->ring[(used->idx + idx) % num] =
   // {elem.index, len}; not visible until Flush().
@@ -241,6 +248,7 @@ class Virtqueue {
     uint32_t len = 0;
   };
 
+  std::optional<VirtQueueElement> PopHead(bool publish_avail_event);
   // detach_buf(): returns the chain at `head` to the free list.
   void DetachBuf(uint16_t head);
   // QEMU's virtqueue_next_desc(): the next descriptor of a chain, or `max`

@@ -153,9 +153,10 @@ void Sweep(const std::string& scenario) {
     Collect(*plain, "", &targets);
     ASSERT_FALSE(targets.empty());
     // 200 simulated microseconds per run.
-    const bool lockbench = plain->workload().has_lockbench();
+    // A workload measured by the run block (not fio's own rules).
+    const bool run_block = plain->workload().has_lockbench() || plain->workload().has_iperf();
     const std::vector<std::string> brief =
-        lockbench ? std::vector<std::string>{"run.warmup=0ns", "run.duration=200us"}
+        run_block ? std::vector<std::string>{"run.warmup=0ns", "run.duration=200us"}
                   : std::vector<std::string>{"workload.fio.max_group_time=200us"};
     absl::StatusOr<fio::JobFile> stack_job = fio::ParseJobText("stack_job.fio", kStackJob, "");
     ASSERT_TRUE(stack_job.ok()) << stack_job.status();

@@ -23,11 +23,15 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Every block stack of the oneof; vhost_net is the network stack an iperf
+// workload runs on (scenarios/stacks/vhost_net.h), not a block part.
 TEST(StackTest, EveryFieldOfTheDeviceOneofIsARegisteredPartAndNothingElse) {
   const google::protobuf::OneofDescriptor* oneof = Stack::descriptor()->FindOneofByName("device");
   ASSERT_NE(oneof, nullptr);
   std::set<std::string> fields, parts;
-  for (int i = 0; i < oneof->field_count(); ++i) fields.insert(oneof->field(i)->name());
+  for (int i = 0; i < oneof->field_count(); ++i) {
+    if (oneof->field(i)->name() != "vhost_net") fields.insert(oneof->field(i)->name());
+  }
   for (const StackPart& p : StackParts()) parts.insert(p.name);
   EXPECT_EQ(fields, parts);
 }

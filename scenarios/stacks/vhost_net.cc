@@ -1,0 +1,247 @@
+// stack.vhost_net with workload.iperf: a 2013 KVM host (Linux 3.0) whose
+// vhost-net worker serves a one-vCPU guest's virtio-net, a tap bridged to
+// a 10 GbE NIC, and the iperf streams the guest sends to a server across
+// the link (models/vhost, models/net).
+#include "scenarios/stacks/vhost_net.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "models/cpu/sched.h"
+#include "models/net/link.h"
+#include "models/net/tap.h"
+#include "models/net/tcp.h"
+#include "models/net/virtio_net.h"
+#include "models/sync/handoff_costs.h"
+#include "models/vhost/vhost.h"
+#include "models/vhost/vhost_net.h"
+#include "scenarios/units.h"
+
+namespace viosim::stacks {
+namespace {
+
+struct Built {
+  models::LinkParams link;
+  models::TcpParams tcp;
+  models::HostNicCosts nic;
+  models::VhostCosts vhost;
+  models::VhostParams params;
+  models::VhostNetCosts net;
+  models::VirtioNetGuestCosts guest;
+  sim::Time eventfd_signal;
+  models::LockHandoffCosts handoff;
+  int ring = 256;
+  bool event_idx = true;
+  int nic_rx_queues = 1;
+};
+
+class Rig final : public VhostNetRig {
+ public:
+  Rig(sim::Simulator& sim, std::unique_ptr<Machine> m, const Built& b)
+      : sim_(&sim),
+        m_(std::move(m)),
+        rings_(b.ring, Features(b.event_idx)),
+        streams_(b.tcp),
+        tap_(sim, models::SpinlockKind::kTicket, b.handoff),
+        link_(sim, b.link, [this](const models::NetPacket& p) { nic_.Receive(p); }),
+        nic_(sim, IrqCpus(*m_, b.nic_rx_queues), b.nic, tap_),
+        dev_(sim, m_->sched(), b.vhost, b.params, models::SpinlockKind::kTicket, b.handoff),
+        kick_tx_(sim, "eventfd_wqh_lock(kick_tx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
+        kick_rx_(sim, "eventfd_wqh_lock(kick_rx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
+        call_rx_(sim, "eventfd_wqh_lock(call_rx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
+        call_tx_(sim, "eventfd_wqh_lock(call_tx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
+        net_(sim, dev_, b.net, rings_, tap_, [this](const models::NetPacket& f) { link_.Transmit(f); }, &call_rx_,
+             &call_tx_),
+        guest_(sim, m_->sched(), b.guest, rings_, streams_) {
+    // Linux 3.0's try_to_wake_up() spins while the task is still on its CPU.
+    m_->sched().set_ttwu_spins_on_cpu(true);
+    tap_.set_poll_wakeup([this](models::Cpu& c) { return net_.RxNetWakeup(c); });
+    kick_tx_.set_wakeup([this](models::Cpu& c) { return net_.TxKickWakeup(c); });
+    kick_rx_.set_wakeup([this](models::Cpu& c) { return net_.RxKickWakeup(c); });
+    // irqfd_wakeup() -> kvm_set_msi(), under the call eventfd's lock.
+    call_rx_.set_wakeup([this](models::Cpu& c) { return guest_.InjectMsi(c, models::kRxVq); });
+    call_tx_.set_wakeup([this](models::Cpu& c) { return guest_.InjectMsi(c, models::kTxVq); });
+    guest_.set_notify([this](models::Cpu& c, int vq) {
+      return (vq == models::kTxVq ? kick_tx_ : kick_rx_).Signal(c);
+    });
+  }
+
+  void Start() override {
+    dev_.Start();
+    guest_.Start();
+  }
+  Machine& machine() override { return *m_; }
+
+  std::vector<sim::RatioMetric> Metrics() override {
+    auto n = [](uint64_t v) { return static_cast<double>(v); };
+    auto window = [this] { return m_->ElapsedS(); };
+    auto ps = [](sim::Time t) { return static_cast<double>(t.ps()); };
+    auto window_ps = [this] { return m_->ElapsedS() * 1e12; };
+    const models::LockStat& wl = dev_.work_lock().stat();
+    auto wake = [this, n](models::WakeCase c) {
+      return [this, n, c] { return n(dev_.stats().wakes[static_cast<int>(c)]); };
+    };
+    return {
+        {"throughput_gbps", [this] { return static_cast<double>(streams_.stats().bytes_acked); }, window, 8e-9},
+        {"vhost_cpu_pct", [this, ps] { return ps(dev_.WorkerCpuTime()); }, window_ps, 100},
+        {"work_lock_wait_mean_us", [&wl] { return wl.wait.sum(); }, [&wl] { return static_cast<double>(wl.acquisitions); },
+         1e-6},
+        {"work_lock_hold_mean_us", [&wl] { return wl.hold.sum(); }, [&wl] { return static_cast<double>(wl.hold.count()); },
+         1e-6},
+        {"wakeups_running_per_s", wake(models::WakeCase::kRunning), window, 1},
+        {"wakeups_runnable_per_s", wake(models::WakeCase::kRunnable), window, 1},
+        {"wakeups_switching_per_s", wake(models::WakeCase::kSwitching), window, 1},
+        {"wakeups_asleep_per_s", wake(models::WakeCase::kAsleep), window, 1},
+        {"packets_per_s", [this, n] { return n(net_.stats().tx_frames + net_.stats().rx_packets); }, window, 1},
+        {"kicks_per_s", [this, n] { return n(guest_.stats().kicks); }, window, 1},
+        {"interrupts_per_s", [this, n] { return n(guest_.stats().interrupts); }, window, 1},
+        {"tx_frame_kib", [this] { return static_cast<double>(link_.stats().payload); },
+         [this, n] { return n(link_.stats().frames); }, 1.0 / 1024},
+        {"vhost_handle_tx_pct", [this, ps] { return ps(net_.stats().in_handle_tx); }, window_ps, 100},
+        {"vhost_handle_rx_pct", [this, ps] { return ps(net_.stats().in_handle_rx); }, window_ps, 100},
+        {"vhost_work_lock_spin_pct", [this, ps] { return ps(dev_.stats().work_lock_spin); }, window_ps, 100},
+        {"vhost_schedule_pct", [this, ps] { return ps(dev_.WorkerScheduleTime()); }, window_ps, 100},
+        {"vcpu_thread_cpu_pct", [this, ps] { return ps(guest_.vcpu().runtime()); }, window_ps, 100},
+    };
+  }
+
+  std::vector<std::pair<std::string, models::LockStat>> Locks() override {
+    return {{"work_lock", dev_.work_lock().stat()},
+            {kick_tx_.lock().name(), kick_tx_.lock().stat()},
+            {kick_rx_.lock().name(), kick_rx_.lock().stat()},
+            {call_rx_.lock().name(), call_rx_.lock().stat()},
+            {call_tx_.lock().name(), call_tx_.lock().stat()},
+            {tap_.wq_lock().name(), tap_.wq_lock().stat()}};
+  }
+
+  void ResetStats() override {
+    dev_.ResetStats();
+    net_.ResetStats();
+    guest_.ResetStats();
+    streams_.ResetStats();
+    link_.ResetStats();
+    nic_.ResetStats();
+    tap_.ResetStats();
+    kick_tx_.ResetStats();
+    kick_rx_.ResetStats();
+    call_rx_.ResetStats();
+    call_tx_.ResetStats();
+    guest_.vcpu().ResetStats();
+  }
+
+ private:
+  static std::vector<models::Cpu*> IrqCpus(Machine& m, int queues) {
+    return std::vector<models::Cpu*>(m.cpus().begin(), m.cpus().begin() + queues);
+  }
+  static models::VirtqueueFeatures Features(bool event_idx) {
+    models::VirtqueueFeatures f;
+    f.event_idx = event_idx;
+    f.indirect_desc = true;
+    return f;
+  }
+
+  sim::Simulator* sim_;
+  std::unique_ptr<Machine> m_;
+  models::VirtioNetRings rings_;
+  models::IperfStreams streams_;
+  models::Tap tap_;
+  models::Link link_;
+  models::HostNic nic_;
+  models::VhostDev dev_;
+  models::EventFd kick_tx_, kick_rx_, call_rx_, call_tx_;
+  models::VhostNet net_;
+  models::VirtioNetGuest guest_;
+};
+
+}  // namespace
+
+std::vector<std::string> VhostNetMetricNames() {
+  return {"throughput_gbps",        "vhost_cpu_pct",          "work_lock_wait_mean_us", "work_lock_hold_mean_us",
+          "wakeups_running_per_s",  "wakeups_runnable_per_s", "wakeups_switching_per_s", "wakeups_asleep_per_s",
+          "packets_per_s",          "kicks_per_s",            "interrupts_per_s",       "tx_frame_kib",
+          "vhost_handle_tx_pct",    "vhost_handle_rx_pct",    "vhost_work_lock_spin_pct", "vhost_schedule_pct",
+          "vcpu_thread_cpu_pct"};
+}
+
+absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Scenario& s) {
+  if (!s.stack().has_vhost_net()) {
+    return absl::InvalidArgumentError("field 'stack.vhost_net': an iperf workload runs on a vhost_net stack");
+  }
+  const Stack::VhostNet& v = s.stack().vhost_net();
+  const Workload::Iperf& w = s.workload().iperf();
+  Built b;
+  sim::Time path_rtt;
+  models::Param<sim::Time> path{};
+  const std::string k = "stack.vhost_net.";
+  const RequiredCost fields[] = {
+      {&v.propagation(), v.has_propagation(), k + "propagation", &b.link.propagation},
+      {&v.server_turnaround(), v.has_server_turnaround(), k + "server_turnaround", &b.link.turnaround},
+      {&v.nic_itr(), v.has_nic_itr(), k + "nic_itr", &b.nic.itr},
+      {&v.nic_irq_entry(), v.has_nic_irq_entry(), k + "nic_irq_entry", &b.nic.irq_entry},
+      {&v.nic_rx_per_packet(), v.has_nic_rx_per_packet(), k + "nic_rx_per_packet", &b.nic.rx_per_packet},
+      {&v.work_list_op(), v.has_work_list_op(), k + "work_list_op", &b.vhost.work_list_op},
+      {&v.get_vq_desc(), v.has_get_vq_desc(), k + "get_vq_desc", &b.net.get_vq_desc},
+      {&v.tx_per_frame(), v.has_tx_per_frame(), k + "tx_per_frame", &b.net.tx_per_frame},
+      {&v.tx_copy_per_kib(), v.has_tx_copy_per_kib(), k + "tx_copy_per_kib", &b.net.tx_copy_per_kib},
+      {&v.rx_per_packet(), v.has_rx_per_packet(), k + "rx_per_packet", &b.net.rx_per_packet},
+      {&v.add_used(), v.has_add_used(), k + "add_used", &b.net.add_used},
+      {&v.enable_notify(), v.has_enable_notify(), k + "enable_notify", &b.net.enable_notify},
+      {&v.irq_inject(), v.has_irq_inject(), k + "irq_inject", &b.net.irq_inject},
+      {&v.guest_tx_per_frame(), v.has_guest_tx_per_frame(), k + "guest_tx_per_frame", &b.guest.tx_per_frame},
+      {&v.guest_rx_per_packet(), v.has_guest_rx_per_packet(), k + "guest_rx_per_packet", &b.guest.rx_per_packet},
+      {&v.guest_add_buf(), v.has_guest_add_buf(), k + "guest_add_buf", &b.guest.add_buf},
+      {&v.pio_exit(), v.has_pio_exit(), k + "pio_exit", &b.guest.pio_exit},
+      {&v.irq_exit_inject(), v.has_irq_exit_inject(), k + "irq_exit_inject", &b.guest.irq_exit_inject},
+      {&v.irq_entry_inject(), v.has_irq_entry_inject(), k + "irq_entry_inject", &b.guest.irq_inject},
+      {&v.guest_irq_handler(), v.has_guest_irq_handler(), k + "guest_irq_handler", &b.guest.irq_handler},
+      {&v.hlt_exit(), v.has_hlt_exit(), k + "hlt_exit", &b.guest.hlt_exit},
+      {&w.path_rtt(), w.has_path_rtt(), "workload.iperf.path_rtt", &path},
+  };
+  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
+  models::Param<sim::Time> signal{};
+  const RequiredCost more[] = {{&v.eventfd_signal(), v.has_eventfd_signal(), k + "eventfd_signal", &signal}};
+  if (absl::Status st = ReadRequiredCosts(more); !st.ok()) return st;
+  b.eventfd_signal = signal.value;
+  path_rtt = path.value;
+  if (!v.has_link_rate_bps()) return absl::InvalidArgumentError(absl::StrCat("field '", k, "link_rate_bps' is required"));
+  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", k, "ring_size': not a power of two"));
+  }
+  if (v.nic_rx_queues() > v.host_cpus()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("field '", k, "nic_rx_queues': ", v.nic_rx_queues(), " queues need as many host CPUs (",
+                     v.host_cpus(), ", stack.vhost_net.host_cpus)"));
+  }
+  if (v.mtu() <= v.tcpip_header()) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", k, "mtu': ", v.mtu(), " leaves no room for the ",
+                                                   v.tcpip_header(), " bytes of TCP/IP headers"));
+  }
+  b.link.rate_bps = {v.link_rate_bps(), {KindOf(v.link_rate_source()), "set by the scenario"}};
+  b.link.mtu.value = v.mtu();
+  b.link.tcpip_header.value = v.tcpip_header();
+  b.link.framing.value = v.framing();
+  b.link.ack_bytes.value = v.ack_wire_bytes();
+  b.params.wake_outside_lock = v.wake_outside_lock();
+  b.ring = v.ring_size();
+  b.event_idx = v.event_idx();
+  b.nic_rx_queues = v.nic_rx_queues();
+  absl::StatusOr<sim::Time> handoff = LockHandoff(s.platform());
+  if (!handoff.ok()) return handoff.status();
+  b.handoff = models::LockHandoffCosts::Uniform(*handoff);
+
+  b.tcp.streams.value = w.streams();
+  b.tcp.mss.value = b.link.mss();
+  b.tcp.gso_max.value = w.gso_max();
+  b.tcp.tso_win_divisor.value = w.tso_win_divisor();
+  b.tcp.receive_window.value = w.receive_window();
+  // The bytes the path holds when its queues are full: goodput x RTT.
+  b.tcp.path_bytes.value = static_cast<int64_t>(models::Link::MaxGoodputBps(b.link) / 8 * path_rtt.ToSeconds());
+
+  absl::StatusOr<models::HostCosts> host = HostCostsOf(s.platform());
+  if (!host.ok()) return host.status();
+  absl::StatusOr<std::unique_ptr<Machine>> m = Machine::Make(sim, s.platform(), v.host_cpus(), "host", host->sched());
+  if (!m.ok()) return m.status();
+  return std::unique_ptr<VhostNetRig>(new Rig(sim, std::move(*m), b));
+}
+
+}  // namespace viosim::stacks
