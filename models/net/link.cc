@@ -26,6 +26,7 @@ void Link::Transmit(const NetPacket& frame) {
   const sim::Time start = std::max(now, free_at_);
   const sim::Time wire = WireTime(frame.bytes);
   free_at_ = start + wire;
+  wire_.push_back(OnWire{start, free_at_, frame.bytes});
   ++stats_.frames;
   stats_.segments += static_cast<uint64_t>(std::max<int64_t>(1, (frame.bytes + mss - 1) / mss));
   stats_.payload += frame.bytes;
@@ -36,6 +37,18 @@ void Link::Transmit(const NetPacket& frame) {
   NetPacket ack{frame.stream, frame.bytes, true};
   acks_.push_back(Due{at, ack});
   if (acks_.size() == 1) sim_->ScheduleAt(at, ack_cb_.handle());
+}
+
+double Link::DeliveredBits() {
+  const sim::Time now = sim_->Now();
+  while (!wire_.empty() && wire_.front().end <= now) {
+    delivered_bits_ += 8.0 * static_cast<double>(wire_.front().payload);
+    wire_.pop_front();
+  }
+  if (wire_.empty() || wire_.front().start >= now) return delivered_bits_;
+  const OnWire& f = wire_.front();
+  const double part = static_cast<double>((now - f.start).ps()) / static_cast<double>((f.end - f.start).ps());
+  return delivered_bits_ + 8.0 * static_cast<double>(f.payload) * part;
 }
 
 void Link::OnAck() {

@@ -72,6 +72,11 @@ class Link {
   double MaxGoodputBps() const { return MaxGoodputBps(p_); }
   static double MaxGoodputBps(const LinkParams& p);
 
+  // TCP payload bits the server has received by now, its last frame
+  // counted in proportion to the part of its wire time already over: what
+  // iperf's server counts, and never more than the goodput allows.
+  double DeliveredBits();
+
   const LinkStats& stats() const { return stats_; }
   void ResetStats() { stats_.Reset(); }
 
@@ -87,6 +92,12 @@ class Link {
     NetPacket ack;
   };
   std::deque<Due> acks_;
+  struct OnWire {
+    sim::Time start, end;
+    int64_t payload;
+  };
+  std::deque<OnWire> wire_;  // frames not yet wholly on the wire, in order
+  double delivered_bits_ = 0;  // of the frames no longer in wire_
   Callback ack_cb_;
   LinkStats stats_;
 };

@@ -1,0 +1,136 @@
+// scenarios/vhost_work_queue.textproto against issue 11's acceptance items
+// that the model meets (docs/vhost_wake.md lists the ones it does not):
+//   - throughput within 3% of the post in all 8 cells, and never above
+//     the link's TCP goodput at its MTU;
+//   - with one stream (one waker at a time, no contention on work_lock)
+//     both variants give the same vhost CPU% within 1%;
+//   - the variant under work_lock holds work_lock longer (the wake-up is
+//     inside it) and makes its wakers wait longer;
+// and the two FITTED costs are still what `viosim calibrate` finds.
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/calibrate.h"
+#include "analysis/runner.h"
+#include "gtest/gtest.h"
+#include "models/net/link.h"
+#include "scenarios/builder.h"
+#include "scenarios/loader.h"
+#include "scenarios/units.h"
+
+namespace viosim {
+namespace {
+
+constexpr char kScenario[] = "scenarios/vhost_work_queue.textproto";
+
+struct Row {
+  int streams;
+  double tp_original, tp_modified;
+};
+// Seed 002's table (throughput, Gb/s).
+constexpr Row kRows[] = {{1, 9.59, 9.59}, {8, 9.61, 9.62}, {64, 9.58, 9.55}, {256, 9.6, 9.6}};
+
+std::map<std::string, double> RunVariant(const std::string& variant, const std::vector<std::string>& sets = {}) {
+  absl::StatusOr<ScenarioFile> file = LoadScenarioFile(kScenario);
+  EXPECT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<Scenario> s = ResolveVariant(*file, variant, sets);
+  EXPECT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<VariantResult> r = RunScenario(*s, variant, RunOptions{});
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::map<std::string, double> m;
+  if (r.ok()) {
+    for (const auto& e : r->metrics) m[e.name] = e.value;
+  }
+  return m;
+}
+
+double WireGoodputGbps() {
+  models::LinkParams p;
+  p.rate_bps.value = 10e9;
+  p.mtu.value = 1500;
+  p.tcpip_header.value = 52;
+  p.framing.value = 38;
+  return models::Link::MaxGoodputBps(p) / 1e9;
+}
+
+TEST(VhostWakeTableTest, ThroughputIsWithinThreePercentAndNeverAboveTheWire) {
+  const double wire = WireGoodputGbps();
+  EXPECT_NEAR(wire, 9.4148, 1e-3);
+  for (const Row& r : kRows) {
+    for (const char* col : {"original", "modified"}) {
+      const std::string v = absl::StrCat("streams", r.streams, "-", col);
+      SCOPED_TRACE(v);
+      const double tp = RunVariant(v)["throughput_gbps"];
+      const double published = std::string(col) == "original" ? r.tp_original : r.tp_modified;
+      EXPECT_LE(std::abs(tp / published - 1), 0.03) << tp;
+      EXPECT_LE(tp, wire * (1 + 1e-9)) << "above the link's goodput";
+    }
+  }
+}
+
+// Even a shorter server turnaround, which lets the streams fill the link
+// sooner, leaves the throughput at the wire's ceiling, not above it.
+TEST(VhostWakeTableTest, AFasterPathDoesNotBeatTheWire) {
+  const double tp = RunVariant("streams8-original", {"stack.vhost_net.server_turnaround.value=1us",
+                                              "workload.iperf.path_rtt.value=20ms"})["throughput_gbps"];
+  EXPECT_LE(tp, WireGoodputGbps() * (1 + 1e-9));
+  EXPECT_GT(tp, WireGoodputGbps() * 0.99);
+}
+
+TEST(VhostWakeTableTest, OneWakerWithoutContentionGivesTheSameCpuInBothVariants) {
+  const std::map<std::string, double> o = RunVariant("streams1-original");
+  const std::map<std::string, double> m = RunVariant("streams1-modified");
+  EXPECT_EQ(o.at("work_lock_wait_mean_us"), 0) << "one stream: no contention on work_lock";
+  EXPECT_NEAR(m.at("vhost_cpu_pct") / o.at("vhost_cpu_pct"), 1.0, 0.01);
+}
+
+TEST(VhostWakeTableTest, TheWakeUnderWorkLockHoldsItLongerAndMakesWakersWait) {
+  for (const int n : {64, 256}) {
+    SCOPED_TRACE(n);
+    const std::map<std::string, double> o = RunVariant(absl::StrCat("streams", n, "-original"));
+    const std::map<std::string, double> m = RunVariant(absl::StrCat("streams", n, "-modified"));
+    EXPECT_GT(o.at("work_lock_hold_mean_us"), 2 * m.at("work_lock_hold_mean_us"));
+    EXPECT_GE(o.at("work_lock_wait_mean_us"), m.at("work_lock_wait_mean_us"));
+  }
+}
+
+// The scenario's FITTED costs are still the fit on today's model.
+TEST(VhostWakeTableTest, TheFittedCostsAreStillTheFit) {
+  struct Fit {
+    const char* field;
+    const char* cell;
+    const char* range;
+    const std::string& (*carried)(const Scenario&);
+  };
+  const Fit fits[] = {
+      {"stack.vhost_net.tx_copy_per_kib.value", "streams1-original/vhost_cpu_pct", "10ns,300ns",
+       [](const Scenario& s) -> const std::string& { return s.stack().vhost_net().tx_copy_per_kib().value(); }},
+      {"workload.iperf.path_rtt.value", "streams64-original/vhost_cpu_pct", "800us,3ms",
+       [](const Scenario& s) -> const std::string& { return s.workload().iperf().path_rtt().value(); }},
+  };
+  absl::StatusOr<ScenarioFile> file = LoadScenarioFile(kScenario);
+  ASSERT_TRUE(file.ok()) << file.status();
+  for (const Fit& f : fits) {
+    SCOPED_TRACE(f.field);
+    analysis::CalibrateSpec spec;
+    spec.field = f.field;
+    spec.tolerance_pct = 0.1;
+    ASSERT_TRUE(analysis::ParseCellAndRange(f.cell, f.range, &spec).ok());
+    absl::StatusOr<analysis::Calibration> c = analysis::Calibrate(*file, spec, analysis::RunRequest{});
+    ASSERT_TRUE(c.ok()) << c.status();
+    // path_rtt moves the metric in steps (windows in whole segments), so its
+    // search ends at a step rather than within 0.1%: the closest value is
+    // the fit either way.
+    const std::string& best = c->values[static_cast<size_t>(c->search.best)];
+    absl::StatusOr<sim::Time> now = ParseDuration(best);
+    absl::StatusOr<sim::Time> carried = ParseDuration(f.carried(file->scenario));
+    ASSERT_TRUE(now.ok() && carried.ok());
+    EXPECT_NEAR(now->ToSeconds() / carried->ToSeconds(), 1.0, 0.02)
+        << "refit " << f.field << ": the fit is now " << best << ", the scenario has " << f.carried(file->scenario);
+  }
+}
+
+}  // namespace
+}  // namespace viosim
