@@ -102,7 +102,7 @@ class Rig final : public VhostNetRig {
         {"vhost_handle_rx_pct", [this, ps] { return ps(net_.stats().in_handle_rx); }, window_ps, 100},
         {"vhost_work_lock_spin_pct", [this, ps] { return ps(dev_.stats().work_lock_spin); }, window_ps, 100},
         {"vhost_schedule_pct", [this, ps] { return ps(dev_.WorkerScheduleTime()); }, window_ps, 100},
-        {"vcpu_thread_cpu_pct", [this, ps] { return ps(guest_.vcpu().runtime()); }, window_ps, 100},
+        {"vcpu_thread_cpu_pct", [this, ps] { return ps(VcpuRuntime() - vcpu_runtime_at_reset_); }, window_ps, 100},
     };
   }
 
@@ -128,7 +128,7 @@ class Rig final : public VhostNetRig {
     kick_rx_.ResetStats();
     call_rx_.ResetStats();
     call_tx_.ResetStats();
-    guest_.vcpu().ResetStats();
+    vcpu_runtime_at_reset_ = VcpuRuntime();
   }
 
  private:
@@ -153,7 +153,14 @@ class Rig final : public VhostNetRig {
   models::EventFd kick_tx_, kick_rx_, call_rx_, call_tx_;
   models::VhostNet net_;
   models::VirtioNetGuest guest_;
+  // The vCPU thread's time on a CPU so far, the run in progress included.
+  sim::Time VcpuRuntime() {
+    const models::Task& t = guest_.vcpu();
+    return t.runtime() + (t.running() ? sim_->Now() - t.exec_start_ : sim::Time::Zero());
+  }
+
   double delivered_at_reset_ = 0;
+  sim::Time vcpu_runtime_at_reset_;
 };
 
 }  // namespace
