@@ -5,8 +5,23 @@
 
 namespace models {
 
-Link::Link(sim::Simulator& sim, const LinkParams& p, std::function<void(const NetPacket&)> on_ack)
-    : sim_(&sim), p_(p), on_ack_(std::move(on_ack)), ack_cb_(Callback::Bind<&Link::OnAck>(this)) {}
+FixedDelay::FixedDelay(sim::Simulator& sim, std::function<void(const NetPacket&)> out)
+    : sim_(&sim), out_(std::move(out)), cb_(Callback::Bind<&FixedDelay::Fire>(this)) {}
+
+void FixedDelay::Push(sim::Time at, const NetPacket& p) {
+  q_.push_back(Due{at, p});
+  if (q_.size() == 1) sim_->ScheduleAt(at, cb_.handle());
+}
+
+void FixedDelay::Fire() {
+  const Due d = q_.front();
+  q_.pop_front();
+  if (!q_.empty()) sim_->ScheduleAt(q_.front().at, cb_.handle());
+  out_(d.p);
+}
+
+Link::Link(sim::Simulator& sim, const LinkParams& p, std::function<void(const NetPacket&)> on_arrive)
+    : sim_(&sim), p_(p), arrive_(sim, std::move(on_arrive)) {}
 
 sim::Time Link::WireTime(int64_t payload) const {
   const int64_t mss = p_.mss();
@@ -20,23 +35,20 @@ double Link::MaxGoodputBps(const LinkParams& p) {
   return p.rate_bps.value * mss / (mss + p.tcpip_header.value + p.framing.value);
 }
 
-void Link::Transmit(const NetPacket& frame) {
-  const int64_t mss = p_.mss();
-  const sim::Time now = sim_->Now();
-  const sim::Time start = std::max(now, free_at_);
-  const sim::Time wire = WireTime(frame.bytes);
-  free_at_ = start + wire;
-  wire_.push_back(OnWire{start, free_at_, frame.bytes});
-  ++stats_.frames;
-  stats_.segments += static_cast<uint64_t>(std::max<int64_t>(1, (frame.bytes + mss - 1) / mss));
-  stats_.payload += frame.bytes;
-  stats_.busy += wire;
-  const sim::Time ack_wire =
-      sim::Time::Picos(static_cast<int64_t>(p_.ack_bytes.value * 8.0 * 1e12 / p_.rate_bps.value));
-  const sim::Time at = free_at_ + p_.propagation.value + p_.turnaround.value + ack_wire + p_.propagation.value;
-  NetPacket ack{frame.stream, frame.bytes, true};
-  acks_.push_back(Due{at, ack});
-  if (acks_.size() == 1) sim_->ScheduleAt(at, ack_cb_.handle());
+void Link::Transmit(const NetPacket& p) {
+  const sim::Time start = std::max(sim_->Now(), free_at_);
+  if (p.ack) {
+    free_at_ = start + sim::Time::Picos(static_cast<int64_t>(p_.ack_bytes.value * 8.0 * 1e12 / p_.rate_bps.value));
+    ++stats_.acks;
+  } else {
+    const int64_t mss = p_.mss();
+    free_at_ = start + WireTime(p.bytes);
+    wire_.push_back(OnWire{start, free_at_, p.bytes});
+    ++stats_.frames;
+    stats_.segments += static_cast<uint64_t>(std::max<int64_t>(1, (p.bytes + mss - 1) / mss));
+    stats_.payload += p.bytes;
+  }
+  arrive_.Push(free_at_ + p_.propagation.value, p);
 }
 
 double Link::DeliveredBits() {
@@ -51,12 +63,32 @@ double Link::DeliveredBits() {
   return delivered_bits_ + 8.0 * static_cast<double>(f.payload) * part;
 }
 
-void Link::OnAck() {
-  const Due d = acks_.front();
-  acks_.pop_front();
-  ++stats_.acks;
-  if (!acks_.empty()) sim_->ScheduleAt(acks_.front().at, ack_cb_.handle());
-  on_ack_(d.ack);
+IperfServer::IperfServer(sim::Simulator& sim, const LinkParams& p, Link& to_host, IperfStreams* sender)
+    : sim_(&sim),
+      to_host_(&to_host),
+      sender_(sender),
+      turnaround_(p.turnaround.value),
+      answer_(sim, [this](const NetPacket& q) { Answer(q); }) {}
+
+void IperfServer::Start() {
+  if (sender_ == nullptr) return;
+  for (int i = 0; i < sender_->streams(); ++i) Push(i);
+}
+
+void IperfServer::Push(int stream) {
+  for (int64_t bytes; (bytes = sender_->NextFrame(stream)) > 0;) to_host_->Transmit(NetPacket{stream, bytes, false});
+}
+
+void IperfServer::Answer(const NetPacket& p) {
+  if (sender_ == nullptr) {
+    // The receiver: one ACK for the GRO'd frame.
+    if (!p.ack) to_host_->Transmit(NetPacket{p.stream, p.bytes, true});
+    return;
+  }
+  if (p.ack) {
+    sender_->OnAck(p.stream, p.bytes);
+    Push(p.stream);
+  }
 }
 
 }  // namespace models

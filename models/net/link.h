@@ -1,19 +1,21 @@
 // A full-duplex Ethernet link between the host's NIC and the iperf server,
-// and that server's acknowledgements (models/net).
+// one Link per direction, and the server at its far end (models/net).
 //
-// Data direction: the host NIC sends each TSO frame (one skb of up to 64 KiB
-// from the guest) as MSS-sized segments back to back at the wire rate; each
-// segment carries the TCP/IP headers and the Ethernet framing (header, FCS,
-// preamble and inter-frame gap), so the goodput at a saturated link is
-// rate * mss / (mss + headers + framing). Frames leave in FIFO order (the
-// NIC's transmit queue).
+// Link: each TSO frame (one skb of up to 64 KiB) goes out as MSS-sized
+// segments back to back at the wire rate; each segment carries the TCP/IP
+// headers and the Ethernet framing (header, FCS, preamble, inter-frame
+// gap), so a saturated link's goodput is rate * mss / (mss + headers +
+// framing). An ACK takes `ack_bytes` of wire. Packets leave in FIFO order
+// (the NIC's transmit queue) and arrive `propagation` after their last bit
+// left.
 //
-// Acknowledgements: the server's GRO merges a frame's segments, which
-// arrive back to back, into one skb, and its TCP acknowledges that skb with
-// one ACK (Linux acknowledges at least every second full segment). The ACK
-// reaches the host NIC `turnaround` after the frame's last bit has left
-// plus the propagation both ways and the ACK's own wire time. ACKs come
-// back in the order the frames left, so one callback serves them.
+// IperfServer: the other host. When the guest sends, the server's GRO
+// merges a frame's segments (they arrive back to back) into one skb and its
+// TCP acknowledges it with one ACK (Linux acknowledges at least every second
+// full segment), `turnaround` after the frame arrived. When the guest
+// receives, the server is the sender: IperfStreams' windows and TSO sizing
+// on its side, each ACK from the guest handled `turnaround` after it
+// arrived. Its CPU is not modeled.
 #ifndef VIOSIM_MODELS_NET_LINK_H_
 #define VIOSIM_MODELS_NET_LINK_H_
 
@@ -23,6 +25,7 @@
 
 #include "models/cpu/callback.h"
 #include "models/cpu/param.h"
+#include "models/net/tcp.h"
 #include "sim/simulator.h"
 #include "sim/time.h"
 
@@ -33,6 +36,7 @@ struct NetPacket {
   int stream = 0;
   int64_t bytes = 0;  // TCP payload (a frame) or bytes acknowledged (an ACK)
   bool ack = false;
+  int bufs = 1;       // receive buffers it took in the guest (mergeable)
 };
 
 struct LinkParams {
@@ -42,29 +46,47 @@ struct LinkParams {
   Param<int> framing;           // Ethernet header, FCS, preamble, gap, bytes
   Param<int> ack_bytes;         // an ACK on the wire (with framing), bytes
   Param<sim::Time> propagation; // one way, cable and PHYs
-  Param<sim::Time> turnaround;  // server: last segment in to its ACK out
+  Param<sim::Time> turnaround;  // server: a packet in to its answer out
   int mss() const { return mtu.value - tcpip_header.value; }
 };
 
 struct LinkStats {
-  uint64_t frames = 0;
+  uint64_t frames = 0;     // data frames (not ACKs)
   uint64_t segments = 0;
   int64_t payload = 0;     // TCP payload bytes sent
-  sim::Time busy;          // wire time of the data direction
   uint64_t acks = 0;
   void Reset() { *this = LinkStats(); }
 };
 
+// A packet delivered after a fixed delay, in the order handed over: one
+// callback serves them all.
+class FixedDelay {
+ public:
+  FixedDelay(sim::Simulator& sim, std::function<void(const NetPacket&)> out);
+  void Push(sim::Time at, const NetPacket& p);
+
+ private:
+  void Fire();
+  sim::Simulator* sim_;
+  std::function<void(const NetPacket&)> out_;
+  struct Due {
+    sim::Time at;
+    NetPacket p;
+  };
+  std::deque<Due> q_;
+  Callback cb_;
+};
+
 class Link {
  public:
-  // `on_ack` is called for each ACK as it reaches the host NIC.
-  Link(sim::Simulator& sim, const LinkParams& p, std::function<void(const NetPacket&)> on_ack);
+  // `on_arrive` is called for each packet as it reaches the far end.
+  Link(sim::Simulator& sim, const LinkParams& p, std::function<void(const NetPacket&)> on_arrive);
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
-  // The NIC's transmit of one TSO frame (ixgbe's xmit with TSO): queued
-  // behind the frames still on the wire.
-  void Transmit(const NetPacket& frame);
+  // The NIC's transmit of one packet (ixgbe's xmit, TSO for a frame):
+  // queued behind the packets still on the wire.
+  void Transmit(const NetPacket& p);
 
   // Wire time of `payload` bytes cut into MSS segments.
   sim::Time WireTime(int64_t payload) const;
@@ -72,34 +94,49 @@ class Link {
   double MaxGoodputBps() const { return MaxGoodputBps(p_); }
   static double MaxGoodputBps(const LinkParams& p);
 
-  // TCP payload bits the server has received by now, its last frame
-  // counted in proportion to the part of its wire time already over: what
-  // iperf's server counts, and never more than the goodput allows.
+  // TCP payload bits the far end has received by now, the frame on the
+  // wire counted in proportion to the part of its wire time already over:
+  // what iperf's server (or client) counts, never more than the goodput.
   double DeliveredBits();
 
   const LinkStats& stats() const { return stats_; }
   void ResetStats() { stats_.Reset(); }
 
  private:
-  void OnAck();
-
   sim::Simulator* sim_;
   LinkParams p_;
-  std::function<void(const NetPacket&)> on_ack_;
   sim::Time free_at_;  // when the wire is free again
-  struct Due {
-    sim::Time at;
-    NetPacket ack;
-  };
-  std::deque<Due> acks_;
+  FixedDelay arrive_;
   struct OnWire {
     sim::Time start, end;
     int64_t payload;
   };
-  std::deque<OnWire> wire_;  // frames not yet wholly on the wire, in order
+  std::deque<OnWire> wire_;    // data frames not yet wholly on the wire
   double delivered_bits_ = 0;  // of the frames no longer in wire_
-  Callback ack_cb_;
   LinkStats stats_;
+};
+
+class IperfServer {
+ public:
+  // `to_host`: the server-to-host direction. When `sender`, the server
+  // sends `streams`' data; otherwise it acknowledges what arrives.
+  IperfServer(sim::Simulator& sim, const LinkParams& p, Link& to_host, IperfStreams* sender);
+  IperfServer(const IperfServer&) = delete;
+  IperfServer& operator=(const IperfServer&) = delete;
+
+  // Starts the streams (a sender: each sends its first window).
+  void Start();
+  // A packet off the host-to-server link.
+  void Arrive(const NetPacket& p) { answer_.Push(sim_->Now() + turnaround_, p); }
+
+ private:
+  void Answer(const NetPacket& p);
+  void Push(int stream);
+  sim::Simulator* sim_;
+  Link* to_host_;
+  IperfStreams* sender_;
+  sim::Time turnaround_;
+  FixedDelay answer_;
 };
 
 }  // namespace models

@@ -52,6 +52,7 @@ class Tap {
 
   // tun_recvmsg() / peek_head_len(): the socket's receive queue.
   bool Empty() const { return rx_.empty(); }
+  const NetPacket& Peek() const { return rx_.front(); }
   NetPacket Recv() {
     NetPacket p = rx_.front();
     rx_.pop_front();

@@ -10,8 +10,8 @@ constexpr int kTxStopBelow = 2 + 18;
 }  // namespace
 
 VirtioNetGuest::VirtioNetGuest(sim::Simulator& sim, Scheduler& host_sched, const VirtioNetGuestCosts& costs,
-                               VirtioNetRings& rings, IperfStreams& streams)
-    : sim_(&sim), sched_(&host_sched), costs_(costs), rings_(&rings), streams_(&streams), vcpu_("vcpu0") {}
+                               VirtioNetRings& rings, IperfStreams* sender)
+    : sim_(&sim), sched_(&host_sched), costs_(costs), rings_(&rings), streams_(sender), vcpu_("vcpu0") {}
 
 void VirtioNetGuest::Start() { sched_->Start(vcpu_, VcpuThread()); }
 
@@ -20,7 +20,9 @@ sim::Task VirtioNetGuest::VcpuThread() {
   Task& t = vcpu_;
   // virtnet_probe(): fill the receive ring; the streams start sending.
   co_await TryFillRecv();
-  for (int i = 0; i < streams_->streams(); ++i) co_await TcpPush(i);
+  if (streams_ != nullptr) {
+    for (int i = 0; i < streams_->streams(); ++i) co_await TcpPush(i);
+  }
   bool from_halt = false;
   for (;;) {
     if (irq_rx_ || irq_tx_) {
@@ -82,11 +84,25 @@ sim::Task VirtioNetGuest::VirtnetPoll() {
     std::optional<Virtqueue::UsedBuf> b = rx.GetBuf();
     if (!b) break;
     const NetPacket p = rings_->rx_buf[b->token];
-    co_await vcpu_.RunUser(costs_.rx_per_packet.value);
+    // receive_mergeable(): the packet's other buffers.
+    for (int i = 1; i < p.bufs; ++i) rx.GetBuf();
     ++stats_.rx_packets;
     ++received;
-    streams_->OnAck(p.stream, p.bytes);  // tcp_ack()
-    co_await TcpPush(p.stream);          // tcp_data_snd_check()
+    if (p.ack) {
+      co_await vcpu_.RunUser(costs_.rx_per_packet.value);
+      if (streams_ == nullptr) continue;
+      streams_->OnAck(p.stream, p.bytes);  // tcp_ack()
+      co_await TcpPush(p.stream);          // tcp_data_snd_check()
+    } else {
+      // tcp_rcv_established(), iperf's recv() copy, and the ACK.
+      co_await vcpu_.RunUser(costs_.rx_per_packet.value + costs_.copy_per_kib.value * p.bytes / 1024);
+      const NetPacket ack{p.stream, p.bytes, true};
+      if (tx_stopped_ || !qdisc_.empty()) {
+        qdisc_.push_back(ack);
+      } else {
+        co_await StartXmit(ack);
+      }
+    }
   }
   // if (vi->num < vi->max / 2) try_fill_recv()
   if (rx.num_free() > rx.num() / 2) co_await TryFillRecv();
@@ -132,7 +148,8 @@ sim::Task VirtioNetGuest::StartXmit(const NetPacket& frame) {
   }
   rings_->tx_buf[r.head] = frame;
   ++stats_.tx_frames;
-  co_await vcpu_.RunUser(costs_.tx_per_frame.value + costs_.add_buf.value);
+  // An ACK's own work is in the receive path that sends it.
+  co_await vcpu_.RunUser((frame.ack ? sim::Time::Zero() : costs_.tx_per_frame.value) + costs_.add_buf.value);
   co_await Kick(kTxVq);
   if (tx.num_free() < kTxStopBelow) {
     tx_stopped_ = true;  // netif_stop_queue()

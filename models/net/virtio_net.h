@@ -16,8 +16,10 @@
 //     vhost has not published a new avail_event. A full ring stops the
 //     queue with virtqueue_enable_cb_delayed(); the TX interrupt wakes it.
 //   skb_recv_done(): the RX interrupt: virtqueue_disable_cb(), NAPI.
-//   virtnet_poll(): receive up to the budget (each buffer an ACK to the
-//     stream's TCP, which may send again: ACK clocking), refill the ring
+//   virtnet_poll(): receive up to the budget (a packet's mergeable buffers
+//     together; an ACK goes to the stream's TCP, which may send again: ACK
+//     clocking; a data packet, when the guest receives, is copied to iperf
+//     and acknowledged at once, one ACK per GRO'd packet), refill the ring
 //     and kick when it was below half, napi_complete() and
 //     virtqueue_enable_cb(), polling again if buffers slipped in.
 //   Idle: HLT; the vCPU thread sleeps in kvm_vcpu_block() until an
@@ -61,6 +63,7 @@ inline constexpr int kRxVq = 0;
 struct VirtioNetGuestCosts {
   Param<sim::Time> tx_per_frame;    // tcp_write_xmit() to start_xmit() for one skb
   Param<sim::Time> rx_per_packet;   // receive_buf(), netif_receive_skb(), tcp_ack()
+  Param<sim::Time> copy_per_kib;    // a receiving iperf's recv() copy, per KiB
   Param<sim::Time> add_buf;         // virtqueue_add_buf() and kick_prepare
   Param<sim::Time> pio_exit;        // the kick's PIO exit to KVM and back (ioeventfd)
   Param<sim::Time> irq_exit_inject; // a running vCPU's exit for the IPI, injection, re-entry
@@ -81,8 +84,10 @@ struct VirtioNetStats {
 
 class VirtioNetGuest {
  public:
+  // `sender`: the guest's iperf streams when the guest sends; null when it
+  // receives (then it acknowledges each packet, as the server does).
   VirtioNetGuest(sim::Simulator& sim, Scheduler& host_sched, const VirtioNetGuestCosts& costs, VirtioNetRings& rings,
-                 IperfStreams& streams);
+                 IperfStreams* sender);
   VirtioNetGuest(const VirtioNetGuest&) = delete;
   VirtioNetGuest& operator=(const VirtioNetGuest&) = delete;
 

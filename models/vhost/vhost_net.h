@@ -10,7 +10,9 @@
 //     ring: vhost_enable_notify() (avail_event = avail->idx, a barrier,
 //     and a re-check that loops on a race).
 //   handle_rx(): the same shape over the tap's receive queue
-//     (peek_head_len, get_rx_bufs, tun_recvmsg() into the guest's buffer).
+//     (peek_head_len; get_rx_bufs: as many mergeable buffers as the packet
+//     needs, given back with vhost_discard_vq_desc() when the ring has too
+//     few; tun_recvmsg() into them; vhost_add_used_and_signal_n()).
 //   vhost_add_used_and_signal(): the used ring entry, then vhost_signal():
 //     with EVENT_IDX notify only when used_event was crossed
 //     (Virtqueue::ShouldNotify), then eventfd_signal() on the call eventfd,
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
@@ -69,6 +72,8 @@ struct VhostNetCosts {
   Param<sim::Time> tx_per_frame;   // sendmsg: skb, netif_rx_ni, bridge, NIC xmit
   Param<sim::Time> tx_copy_per_kib;  // tun_get_user()'s copy from guest memory, per KiB
   Param<sim::Time> rx_per_packet;  // peek_head_len, get_rx_bufs, tun_recvmsg
+  Param<sim::Time> rx_copy_per_kib;  // tun_recvmsg()'s copy of a data frame into guest buffers
+  int rx_buf_len = 4096;             // one mergeable receive buffer (a page in 3.0)
   Param<sim::Time> add_used;       // vhost_add_used(): used ring write, barrier
   Param<sim::Time> enable_notify;  // vhost_enable_notify(): write, smp_mb, re-read
   Param<sim::Time> irq_inject;     // irqfd_wakeup -> kvm_set_msi -> kvm_vcpu_kick
@@ -106,7 +111,9 @@ class VhostNet {
  private:
   sim::Task HandleTx(Task& worker);
   sim::Task HandleRx(Task& worker);
-  sim::Task AddUsedAndSignal(Task& worker, Virtqueue& vq, const VirtQueueElement& e, int vq_index);
+  // vhost_add_used_and_signal_n(): the used entries of one packet, then
+  // the signal test once.
+  sim::Task AddUsedAndSignal(Task& worker, Virtqueue& vq, const VirtQueueElement* heads, int n, int vq_index);
 
   sim::Simulator* sim_;
   VhostDev* dev_;
@@ -118,6 +125,7 @@ class VhostNet {
   VhostWork tx_kick_;
   VhostWork rx_kick_;
   VhostWork rx_net_;
+  std::vector<VirtQueueElement> heads_;  // get_rx_bufs()'s vq->heads
   VhostNetStats stats_;
 };
 

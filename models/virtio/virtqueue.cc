@@ -205,6 +205,13 @@ std::optional<VirtQueueElement> Virtqueue::PopHead(bool publish_avail_event) {
   return elem;
 }
 
+void Virtqueue::DiscardVqDesc(int n) {
+  if (n > inuse_) std::abort();
+  last_avail_idx_ = static_cast<uint16_t>(last_avail_idx_ - n);
+  inuse_ -= n;
+  stats_.pops -= static_cast<uint64_t>(n);
+}
+
 void Virtqueue::Fill(const VirtQueueElement& elem, uint32_t len, uint16_t idx) {
   // idx = (idx + vring_used_idx(vq)) % vq->vring.num, in unsigned int.
   const unsigned slot = (static_cast<unsigned>(idx) + used_idx_) % static_cast<unsigned>(num_);

@@ -174,6 +174,10 @@ class Virtqueue {
   // SetNotification(true) here), so while vhost processes a batch the
   // guest's kicks stay suppressed by the stale avail_event.
   std::optional<VirtQueueElement> GetVqDesc() { return PopHead(/*publish_avail_event=*/false); }
+  // vhost_discard_vq_desc(): gives back the last `n` chains taken
+  // (last_avail_idx -= n), as get_rx_bufs() does when the ring holds too
+  // few buffers for a packet. REQUIRES: n <= inuse().
+  void DiscardVqDesc(int n);
 
   // virtqueue_fill(): writes used->ring[(used->idx + idx) % num] =
   // {elem.index, len}; not visible until Flush().
@@ -205,6 +209,8 @@ class Virtqueue {
   // interrupt (isr |= 1, virtio_notify_vector()).
   bool ShouldNotify();
 
+  // Heads the driver has made available and the device not yet taken.
+  int num_heads_available() const { return static_cast<uint16_t>(avail_idx_ - last_avail_idx_); }
   // virtio_queue_empty(): avail->idx == last_avail_idx.
   bool Empty() const { return avail_idx_ == last_avail_idx_; }
 

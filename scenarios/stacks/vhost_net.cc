@@ -33,6 +33,7 @@ struct Built {
   int ring = 256;
   bool event_idx = true;
   int nic_rx_queues = 1;
+  bool guest_receives = false;
 };
 
 class Rig final : public VhostNetRig {
@@ -43,16 +44,19 @@ class Rig final : public VhostNetRig {
         rings_(b.ring, Features(b.event_idx)),
         streams_(b.tcp),
         tap_(sim, models::SpinlockKind::kTicket, b.handoff),
-        link_(sim, b.link, [this](const models::NetPacket& p) { nic_.Receive(p); }),
+        to_server_(sim, b.link, [this](const models::NetPacket& p) { server_.Arrive(p); }),
+        to_host_(sim, b.link, [this](const models::NetPacket& p) { nic_.Receive(p); }),
+        server_(sim, b.link, to_host_, b.guest_receives ? &streams_ : nullptr),
+        data_link_(b.guest_receives ? &to_host_ : &to_server_),
         nic_(sim, IrqCpus(*m_, b.nic_rx_queues), b.nic, tap_),
         dev_(sim, m_->sched(), b.vhost, b.params, models::SpinlockKind::kTicket, b.handoff),
         kick_tx_(sim, "eventfd_wqh_lock(kick_tx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
         kick_rx_(sim, "eventfd_wqh_lock(kick_rx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
         call_rx_(sim, "eventfd_wqh_lock(call_rx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
         call_tx_(sim, "eventfd_wqh_lock(call_tx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
-        net_(sim, dev_, b.net, rings_, tap_, [this](const models::NetPacket& f) { link_.Transmit(f); }, &call_rx_,
-             &call_tx_),
-        guest_(sim, m_->sched(), b.guest, rings_, streams_) {
+        net_(sim, dev_, b.net, rings_, tap_, [this](const models::NetPacket& f) { to_server_.Transmit(f); },
+             &call_rx_, &call_tx_),
+        guest_(sim, m_->sched(), b.guest, rings_, b.guest_receives ? nullptr : &streams_) {
     // Linux 3.0's try_to_wake_up() spins while the task is still on its CPU.
     m_->sched().set_ttwu_spins_on_cpu(true);
     tap_.set_poll_wakeup([this](models::Cpu& c) { return net_.RxNetWakeup(c); });
@@ -69,6 +73,7 @@ class Rig final : public VhostNetRig {
   void Start() override {
     dev_.Start();
     guest_.Start();
+    server_.Start();
   }
   Machine& machine() override { return *m_; }
 
@@ -83,7 +88,7 @@ class Rig final : public VhostNetRig {
     };
     return {
         // What iperf's server receives: payload off the wire since the reset.
-        {"throughput_gbps", [this] { return link_.DeliveredBits() - delivered_at_reset_; }, window, 1e-9},
+        {"throughput_gbps", [this] { return data_link_->DeliveredBits() - delivered_at_reset_; }, window, 1e-9},
         {"vhost_cpu_pct", [this, ps] { return ps(dev_.WorkerCpuTime()); }, window_ps, 100},
         {"work_lock_wait_mean_us", [&wl] { return wl.wait.sum(); }, [&wl] { return static_cast<double>(wl.acquisitions); },
          1e-6},
@@ -96,8 +101,8 @@ class Rig final : public VhostNetRig {
         {"packets_per_s", [this, n] { return n(net_.stats().tx_frames + net_.stats().rx_packets); }, window, 1},
         {"kicks_per_s", [this, n] { return n(guest_.stats().kicks); }, window, 1},
         {"interrupts_per_s", [this, n] { return n(guest_.stats().interrupts); }, window, 1},
-        {"tx_frame_kib", [this] { return static_cast<double>(link_.stats().payload); },
-         [this, n] { return n(link_.stats().frames); }, 1.0 / 1024},
+        {"tx_frame_kib", [this] { return static_cast<double>(data_link_->stats().payload); },
+         [this, n] { return n(data_link_->stats().frames); }, 1.0 / 1024},
         {"vhost_handle_tx_pct", [this, ps] { return ps(net_.stats().in_handle_tx); }, window_ps, 100},
         {"vhost_handle_rx_pct", [this, ps] { return ps(net_.stats().in_handle_rx); }, window_ps, 100},
         {"vhost_work_lock_spin_pct", [this, ps] { return ps(dev_.stats().work_lock_spin); }, window_ps, 100},
@@ -120,8 +125,9 @@ class Rig final : public VhostNetRig {
     net_.ResetStats();
     guest_.ResetStats();
     streams_.ResetStats();
-    link_.ResetStats();
-    delivered_at_reset_ = link_.DeliveredBits();
+    to_server_.ResetStats();
+    to_host_.ResetStats();
+    delivered_at_reset_ = data_link_->DeliveredBits();
     nic_.ResetStats();
     tap_.ResetStats();
     kick_tx_.ResetStats();
@@ -147,7 +153,10 @@ class Rig final : public VhostNetRig {
   models::VirtioNetRings rings_;
   models::IperfStreams streams_;
   models::Tap tap_;
-  models::Link link_;
+  models::Link to_server_;
+  models::Link to_host_;
+  models::IperfServer server_;
+  models::Link* data_link_;
   models::HostNic nic_;
   models::VhostDev dev_;
   models::EventFd kick_tx_, kick_rx_, call_rx_, call_tx_;
@@ -194,6 +203,8 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
       {&v.tx_per_frame(), v.has_tx_per_frame(), k + "tx_per_frame", &b.net.tx_per_frame},
       {&v.tx_copy_per_kib(), v.has_tx_copy_per_kib(), k + "tx_copy_per_kib", &b.net.tx_copy_per_kib},
       {&v.rx_per_packet(), v.has_rx_per_packet(), k + "rx_per_packet", &b.net.rx_per_packet},
+      {&v.rx_copy_per_kib(), v.has_rx_copy_per_kib(), k + "rx_copy_per_kib", &b.net.rx_copy_per_kib},
+      {&v.guest_copy_per_kib(), v.has_guest_copy_per_kib(), k + "guest_copy_per_kib", &b.guest.copy_per_kib},
       {&v.add_used(), v.has_add_used(), k + "add_used", &b.net.add_used},
       {&v.enable_notify(), v.has_enable_notify(), k + "enable_notify", &b.net.enable_notify},
       {&v.irq_inject(), v.has_irq_inject(), k + "irq_inject", &b.net.irq_inject},
@@ -235,6 +246,7 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
   b.ring = v.ring_size();
   b.event_idx = v.event_idx();
   b.nic_rx_queues = v.nic_rx_queues();
+  b.guest_receives = w.guest_receives();
   absl::StatusOr<sim::Time> handoff = LockHandoff(s.platform());
   if (!handoff.ok()) return handoff.status();
   b.handoff = models::LockHandoffCosts::Uniform(*handoff);
