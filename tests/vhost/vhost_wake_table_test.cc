@@ -10,6 +10,8 @@
 // and the two FITTED costs are still what `viosim calibrate` finds.
 #include <cmath>
 #include <map>
+#include <regex>
+#include <vector>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -109,6 +111,69 @@ TEST(VhostWakeTableTest, TheWakeUnderWorkLockHoldsItLongerAndMakesWakersWait) {
     const std::map<std::string, double> m = RunVariant(absl::StrCat("streams", n, "-modified"));
     EXPECT_GT(o.at("work_lock_hold_mean_us"), 2 * m.at("work_lock_hold_mean_us"));
     EXPECT_GE(o.at("work_lock_wait_mean_us"), m.at("work_lock_wait_mean_us"));
+  }
+}
+
+struct Slice {
+  std::string name;
+  int tid;
+  double ts, dur;
+};
+
+// The complete ("X") events of a trace, in order.
+std::vector<Slice> Slices(const std::string& json) {
+  std::vector<Slice> out;
+  static const std::regex kX(
+      R"re(\{"name":"([^"]*)"(?:,"cat":"[^"]*")?,"ph":"X","ts":([0-9.]+),"dur":([0-9.]+),"pid":1,"tid":([0-9]+))re");
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), kX); it != std::sregex_iterator(); ++it) {
+    out.push_back({(*it)[1].str(), std::stoi((*it)[4].str()), std::stod((*it)[2].str()), std::stod((*it)[3].str())});
+  }
+  return out;
+}
+
+// How many wake-ups of the worker a trace shows inside a work_lock hold on
+// the waker's CPU while another CPU spins (for work_lock or anything else).
+int WakesUnderWorkLockWhileAnotherSpins(const std::vector<Slice>& slices) {
+  int n = 0;
+  for (const Slice& w : slices) {
+    if (w.name.rfind("wake_up_process(vhost)", 0) != 0) continue;
+    bool held = false;
+    for (const Slice& h : slices) {
+      if (h.name == "work_lock" && h.tid == w.tid && h.ts <= w.ts && w.ts + w.dur <= h.ts + h.dur + 1e-6) held = true;
+    }
+    if (!held) continue;
+    for (const Slice& sp : slices) {
+      if (sp.name == "spin" && sp.tid != w.tid && sp.ts < w.ts + w.dur && w.ts < sp.ts + sp.dur) {
+        ++n;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+// --trace: under work_lock a waker's try_to_wake_up shows inside its hold
+// while another CPU spins; after the patch it never does.
+TEST(VhostWakeTableTest, TheTraceShowsTheWakeInsideTheHoldOnlyBeforeThePatch) {
+  for (const char* col : {"original", "modified"}) {
+    SCOPED_TRACE(col);
+    absl::StatusOr<ScenarioFile> file = LoadScenarioFile(kScenario);
+    ASSERT_TRUE(file.ok()) << file.status();
+    const std::string v = absl::StrCat("streams256-", col);
+    absl::StatusOr<Scenario> s = ResolveVariant(*file, v, {"run.duration=2ms", "run.batches=2"});
+    ASSERT_TRUE(s.ok()) << s.status();
+    RunOptions options;
+    options.trace = true;
+    absl::StatusOr<VariantResult> r = RunScenario(*s, v, options);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const std::vector<Slice> slices = Slices(r->trace_json);
+    ASSERT_GT(slices.size(), 100u);
+    const int n = WakesUnderWorkLockWhileAnotherSpins(slices);
+    if (std::string(col) == "original") {
+      EXPECT_GT(n, 0);
+    } else {
+      EXPECT_EQ(n, 0);
+    }
   }
 }
 
