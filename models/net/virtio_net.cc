@@ -9,9 +9,9 @@ namespace {
 constexpr int kTxStopBelow = 2 + 18;
 }  // namespace
 
-VirtioNetGuest::VirtioNetGuest(sim::Simulator& sim, Scheduler& host_sched, const VirtioNetGuestCosts& costs,
-                               VirtioNetRings& rings, IperfStreams* sender)
-    : sim_(&sim), sched_(&host_sched), costs_(costs), rings_(&rings), streams_(sender), vcpu_("vcpu0") {}
+VirtioNetGuest::VirtioNetGuest(Scheduler& host_sched, const VirtioNetGuestCosts& costs, VirtioNetRings& rings,
+                               IperfStreams* sender)
+    : sched_(&host_sched), costs_(costs), rings_(&rings), streams_(sender), vcpu_("vcpu0") {}
 
 void VirtioNetGuest::Start() { sched_->Start(vcpu_, VcpuThread()); }
 

@@ -86,7 +86,7 @@ class VirtioNetGuest {
  public:
   // `sender`: the guest's iperf streams when the guest sends; null when it
   // receives (then it acknowledges each packet, as the server does).
-  VirtioNetGuest(sim::Simulator& sim, Scheduler& host_sched, const VirtioNetGuestCosts& costs, VirtioNetRings& rings,
+  VirtioNetGuest(Scheduler& host_sched, const VirtioNetGuestCosts& costs, VirtioNetRings& rings,
                  IperfStreams* sender);
   VirtioNetGuest(const VirtioNetGuest&) = delete;
   VirtioNetGuest& operator=(const VirtioNetGuest&) = delete;
@@ -114,7 +114,6 @@ class VirtioNetGuest {
   sim::Task Kick(int vq);
   void FreeOldXmitSkbs();
 
-  sim::Simulator* sim_;
   Scheduler* sched_;
   VirtioNetGuestCosts costs_;
   VirtioNetRings* rings_;

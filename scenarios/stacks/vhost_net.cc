@@ -56,7 +56,7 @@ class Rig final : public VhostNetRig {
         call_tx_(sim, "eventfd_wqh_lock(call_tx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
         net_(sim, dev_, b.net, rings_, tap_, [this](const models::NetPacket& f) { to_server_.Transmit(f); },
              &call_rx_, &call_tx_),
-        guest_(sim, m_->sched(), b.guest, rings_, b.guest_receives ? nullptr : &streams_) {
+        guest_(m_->sched(), b.guest, rings_, b.guest_receives ? nullptr : &streams_) {
     // Linux 3.0's try_to_wake_up() spins while the task is still on its CPU.
     m_->sched().set_ttwu_spins_on_cpu(true);
     tap_.set_poll_wakeup([this](models::Cpu& c) { return net_.RxNetWakeup(c); });
