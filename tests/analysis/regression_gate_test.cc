@@ -35,7 +35,7 @@ TEST_P(RegressionGate, ModeledValuesStayWithinToleranceAndBaseline) {
   absl::StatusOr<Reproduction> rep = Reproduce(*file, req);
   ASSERT_TRUE(rep.ok()) << rep.status();
   ASSERT_FALSE(rep->cells.empty());
-  const GateReport report = CheckGate(rep->cells, *baseline);
+  const GateReport report = CheckGate({*rep}, *baseline);
   for (const GateFinding& f : report.findings) {
     EXPECT_TRUE(f.problem.empty()) << f.scenario << " / " << f.variant << " / " << f.metric << ": " << f.problem;
   }
