@@ -101,8 +101,16 @@ void RunText(const std::string& scenario, const std::string& description,
     absl::StrAppend(out, "\n");
     // "-": no interval computed for the metric.
     std::vector<std::vector<std::string>> rows = {{"metric", "value", "95% CI +/-"}};
-    for (const sim::MetricEstimate& m : r.metrics) rows.push_back({m.name, Value(m), Ci(m.ci95)});
+    bool unmeasured = false;
+    for (const sim::MetricEstimate& m : r.metrics) {
+      rows.push_back({m.name, Value(m), Ci(m.ci95)});
+      unmeasured |= !m.measured;
+    }
     absl::StrAppend(out, Table(rows, "   "));
+    if (unmeasured) {
+      absl::StrAppend(out, "   not measured: what the metric averages over (completions, acquisitions) did not "
+                           "happen in the window\n");
+    }
     if (!r.locks.empty()) {
       absl::StrAppend(out, "\n   lock_stat (as /proc/lock_stat; times in us, waittime over contended "
                            "acquisitions):\n");
