@@ -7,6 +7,7 @@
 // a value that the band lets through moves its cell no more than the gate
 // lets a cell move.
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,9 @@ TEST(CalibrationCurrentTest, EveryFittedValueIsStillTheFit) {
     } else {
       ASSERT_TRUE(absl::SimpleAtod(fitted, &now)) << fitted;
     }
+    std::printf("%s to %s: carried %s, fit %s (%+.2f%%), elasticity %.3f, band %.2f%%\n", spec.field.c_str(),
+                f.fit.cell().c_str(), SetValue(file->scenario, spec.field, *carried).c_str(), fitted.c_str(),
+                100 * (now / *carried - 1), elasticity, band_pct);
     EXPECT_LE(100 * std::fabs(now / *carried - 1), band_pct)
         << "refit " << spec.field << ": the fit is now " << fitted
         << ", the scenario has " << SetValue(file->scenario, spec.field, *carried) << " (elasticity " << elasticity
