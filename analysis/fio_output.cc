@@ -339,7 +339,7 @@ void AppendGroup(std::string& out, const GroupStat& g) {
 // as fio's json_create_value_string fails on it.
 
 struct JValue {
-  enum Type { kInt, kFloat, kString, kBool, kObject, kArray } type = kObject;
+  enum Type { kInt, kFloat, kString, kBool, kObject, kArray, kNull } type = kObject;
   long long i = 0;
   double f = 0;
   std::string s;
@@ -370,6 +370,11 @@ struct JValue {
     JValue j;
     j.type = kBool;
     j.i = v;
+    return j;
+  }
+  static JValue Null() {
+    JValue j;
+    j.type = kNull;
     return j;
   }
   static JValue Array() {
@@ -432,6 +437,9 @@ void PrintValue(std::string& out, const JValue& v, int level) {
       break;
     case JValue::kBool:
       out += v.i ? "true" : "false";
+      break;
+    case JValue::kNull:
+      out += "null";
       break;
     case JValue::kString:
       out += "\"";
@@ -732,7 +740,12 @@ std::string FormatJson(const FioReport& r, bool plus) {
   JValue& v = root.Add("viosim", JValue());
   v.AddFloat("requested_s", r.requested_s);
   v.AddFloat("simulated_s", r.simulated_s);
-  v.AddFloat("confidence_pct", r.confidence_pct);
+  // null, not 0, when no interval was computed.
+  if (r.has_confidence) {
+    v.AddFloat("confidence_pct", r.confidence_pct);
+  } else {
+    v.Add("confidence_pct", JValue::Null());
+  }
   v.Add("stopped_at_steady_state", JValue::Bool(r.stopped_at_steady_state));
   v.Add("stack", JValue::Str(r.stack, /*keep_empty=*/true));
   std::string out;

@@ -73,6 +73,10 @@ std::string Sig(double v) {
 // A confidence half-width, "-" when none was computed.
 std::string Ci(const std::optional<double>& ci) { return ci ? Sig(*ci) : "-"; }
 
+// A metric's value: "not measured" (JSON null, CSV empty) when its
+// denominator stayed zero, never a 0 that looks like a measurement.
+std::string Value(const sim::MetricEstimate& m) { return m.measured ? Sig(m.value) : "not measured"; }
+
 // The same for JSON (null when none) and CSV (an empty field).
 void CiJson(const std::optional<double>& ci, JsonWriter& j) {
   if (ci) {
@@ -82,6 +86,9 @@ void CiJson(const std::optional<double>& ci, JsonWriter& j) {
   }
 }
 std::string CiCsv(const std::optional<double>& ci) { return ci ? FormatNumber(*ci) : ""; }
+std::optional<double> MeasuredValue(const sim::MetricEstimate& m) {
+  return m.measured ? std::optional<double>(m.value) : std::nullopt;
+}
 
 void RunText(const std::string& scenario, const std::string& description,
              const std::vector<viosim::VariantResult>& results, std::string* out) {
@@ -95,8 +102,16 @@ void RunText(const std::string& scenario, const std::string& description,
     absl::StrAppend(out, "\n");
     // "-": no interval computed for the metric.
     std::vector<std::vector<std::string>> rows = {{"metric", "value", "95% CI +/-"}};
-    for (const sim::MetricEstimate& m : r.metrics) rows.push_back({m.name, Sig(m.value), Ci(m.ci95)});
+    bool unmeasured = false;
+    for (const sim::MetricEstimate& m : r.metrics) {
+      rows.push_back({m.name, Value(m), Ci(m.ci95)});
+      unmeasured |= !m.measured;
+    }
     absl::StrAppend(out, Table(rows, "   "));
+    if (unmeasured) {
+      absl::StrAppend(out, "   not measured: what the metric averages over (completions, acquisitions) did not "
+                           "happen in the window\n");
+    }
     if (!r.locks.empty()) {
       absl::StrAppend(out, "\n   lock_stat (as /proc/lock_stat; times in us, waittime over contended "
                            "acquisitions):\n");
@@ -135,7 +150,7 @@ void RunJson(const std::string& scenario, const std::vector<viosim::VariantResul
   for (const viosim::VariantResult& r : results) {
     j.BeginObject().Key("name").String(r.variant);
     j.Key("metrics").BeginObject();
-    for (const auto& m : r.metrics) j.Key(m.name).Number(m.value);
+    for (const auto& m : r.metrics) CiJson(MeasuredValue(m), j.Key(m.name));
     j.EndObject().Key("ci95").BeginObject();
     for (const auto& m : r.metrics) CiJson(m.ci95, j.Key(m.name));
     j.EndObject();
@@ -183,16 +198,18 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
           .Key("scenario").String(c.scenario)
           .Key("variant").String(c.variant)
           .Key("metric").String(c.metric)
-          .Key("published").Number(c.published)
-          .Key("modeled").Number(c.modeled);
-      CiJson(c.ci95, j.Key("ci95"));
+          .Key("published").Number(c.published);
+      CiJson(c.measured ? std::optional<double>(c.modeled) : std::nullopt, j.Key("modeled"));
+      CiJson(c.ci_informative ? c.ci95 : std::nullopt, j.Key("ci95"));
+      j.Key("ci95_informative").Bool(c.ci_informative);
       j.Key("error_pct").Number(c.error_pct)
           .Key("role").String(c.role)
           .Key("tolerance_pct").Number(c.tolerance_pct)
           .Key("within").Bool(c.within)
           .Key("source").String(c.source)
-          .Key("known_gap").String(c.known_gap)
-          .EndObject();
+          .Key("known_gap").String(c.known_gap);
+      CiJson(c.expected, j.Key("expected"));
+      j.EndObject();
     }
   }
   j.EndArray();
@@ -203,7 +220,8 @@ std::vector<std::vector<std::string>> CellRows(const std::vector<Reproduction>& 
       {"scenario", "variant", "metric", "published", "modeled", "95% CI +/-", "error", "tolerance", "role", ""}};
   for (const Reproduction& rep : reps) {
     for (const Cell& c : rep.cells) {
-      rows.push_back({c.scenario, c.variant, c.metric, Sig(c.published), Sig(c.modeled), Ci(c.ci95),
+      rows.push_back({c.scenario, c.variant, c.metric, Sig(c.published), c.measured ? Sig(c.modeled) : "not measured",
+                      c.ci_informative ? Ci(c.ci95) : "n/i",
                       std::isfinite(c.error_pct) ? absl::StrFormat("%+.2f%%", c.error_pct) : "inf",
                       absl::StrFormat("%g%%", c.tolerance_pct), c.role,
                       c.within ? "ok" : (c.known_gap.empty() ? "OUTSIDE" : "OUTSIDE (known gap)")});
@@ -212,13 +230,98 @@ std::vector<std::vector<std::string>> CellRows(const std::vector<Reproduction>& 
   return rows;
 }
 
-const char* kCellCsvHeader = "scenario,variant,metric,published,modeled,ci95,error_pct,role,tolerance_pct,within\n";
+const char* kCellCsvHeader =
+    "scenario,variant,metric,published,modeled,ci95,error_pct,role,tolerance_pct,within,ci95_informative\n";
 
 std::string CellCsvRow(const Cell& c) {
   return absl::StrCat(CsvField(c.scenario), ",", CsvField(c.variant), ",", CsvField(c.metric), ",",
-                      FormatNumber(c.published), ",", FormatNumber(c.modeled), ",", CiCsv(c.ci95), ",",
-                      FormatNumber(c.error_pct), ",", c.role, ",", FormatNumber(c.tolerance_pct), ",",
-                      c.within ? "true" : "false", "\n");
+                      FormatNumber(c.published), ",", c.measured ? FormatNumber(c.modeled) : "", ",",
+                      CiCsv(c.ci_informative ? c.ci95 : std::nullopt), ",", FormatNumber(c.error_pct), ",", c.role,
+                      ",", FormatNumber(c.tolerance_pct), ",", c.within ? "true" : "false", ",",
+                      c.ci_informative ? "true" : "false", "\n");
+}
+
+// "n/i" in the interval column: what it means, with the seed compared.
+std::string NotInformativeNote(const std::vector<Reproduction>& reps) {
+  for (const Reproduction& rep : reps) {
+    for (const Cell& c : rep.cells) {
+      if (!c.ci_informative) {
+        return absl::StrCat("n/i: no informative interval: the value is the same at seed ", c.replicate_seed,
+                            " (a deterministic bottleneck sets it; the batches' spread is not a sampling error)\n");
+      }
+    }
+  }
+  return "";
+}
+
+std::string Names(const std::vector<Cell>& cells, const std::vector<size_t>& group) {
+  std::string out;
+  for (size_t i : group) absl::StrAppend(&out, out.empty() ? "" : " = ", cells[i].variant);
+  return out;
+}
+
+// Per scenario: how many independent predictions its prediction cells hold
+// and the error over them.
+std::string PredictionsText(const std::vector<Reproduction>& reps) {
+  std::string out;
+  for (const Reproduction& rep : reps) {
+    const PredictionCount n = CountPredictions(rep.cells);
+    if (n.prediction_cells == 0) continue;
+    absl::StrAppend(&out, rep.scenario, ": ", n.prediction_cells, " prediction cell",
+                    n.prediction_cells == 1 ? "" : "s", ", ", n.independent.size(), " independent prediction",
+                    n.independent.size() == 1 ? "" : "s");
+    if (n.cells_in_independent > 0) {
+      absl::StrAppend(&out, absl::StrFormat(", mean |error| %.2f%% over %s %d cell%s", n.mae_pct,
+                                            n.independent.size() == 1 ? "its" : "their", n.cells_in_independent,
+                                            n.cells_in_independent == 1 ? "" : "s"));
+      if (n.cells_no_gap != n.cells_in_independent && n.cells_no_gap > 0) {
+        absl::StrAppend(&out, absl::StrFormat(" (%.2f%% over the %d without a known gap)", n.mae_no_gap_pct,
+                                              n.cells_no_gap));
+      }
+    }
+    absl::StrAppend(&out, "\n");
+    bool repeated = false;
+    for (const auto& g : n.independent) repeated |= g.size() > 1;
+    if (repeated) {
+      absl::StrAppend(&out, "  one modeled value each:");
+      for (const auto& g : n.independent) absl::StrAppend(&out, " [", Names(rep.cells, g), "]");
+      absl::StrAppend(&out, "\n");
+    }
+    if (!n.repeats_calibration.empty()) {
+      absl::StrAppend(&out, "  ", n.repeats_calibration.size(),
+                      " repeat a calibration cell's value (not predictions):");
+      for (const auto& [p, c] : n.repeats_calibration) {
+        absl::StrAppend(&out, " ", rep.cells[p].variant, " = ", rep.cells[c].variant, ";");
+      }
+      out.back() = '\n';
+    }
+  }
+  return out;
+}
+
+void PredictionsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
+  j.Key("predictions").BeginArray();
+  for (const Reproduction& rep : reps) {
+    const PredictionCount n = CountPredictions(rep.cells);
+    j.BeginObject().Key("scenario").String(rep.scenario);
+    j.Key("prediction_cells").Number(n.prediction_cells);
+    j.Key("independent").BeginArray();
+    for (const auto& g : n.independent) {
+      j.BeginArray();
+      for (size_t i : g) j.String(rep.cells[i].variant);
+      j.EndArray();
+    }
+    j.EndArray();
+    j.Key("repeats_calibration").BeginArray();
+    for (const auto& [p, c] : n.repeats_calibration) {
+      j.BeginObject().Key("variant").String(rep.cells[p].variant).Key("same_as").String(rep.cells[c].variant);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.Key("mae_pct").Number(n.mae_pct).Key("cells").Number(n.cells_in_independent);
+    j.EndObject();
+  }
+  j.EndArray();
 }
 
 }  // namespace
@@ -252,7 +355,7 @@ std::string FormatRun(const std::string& scenario, const std::string& descriptio
       for (const auto& r : results) {
         for (const auto& m : r.metrics) {
           absl::StrAppend(&out, CsvField(scenario), ",", CsvField(r.variant), ",", m.name, ",",
-                          FormatNumber(m.value), ",", CiCsv(m.ci95), "\n");
+                          CiCsv(MeasuredValue(m)), ",", CiCsv(m.ci95), "\n");
         }
       }
       break;
@@ -274,20 +377,22 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
       for (const auto& rep : reps) {
         for (const auto& c : rep.cells) {
           if (!c.known_gap.empty()) {
-            absl::StrAppend(&gaps, "known gap, ", c.scenario, " / ", c.variant, " / ", c.metric, ": ",
-                            c.known_gap, "\n");
+            absl::StrAppend(&gaps, "known gap, ", c.scenario, " / ", c.variant, " / ", c.metric,
+                            c.expected ? absl::StrCat(" (expected ", Sig(*c.expected), ")") : "", ": ", c.known_gap,
+                            "\n");
           }
         }
       }
-      return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"),
+      return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"), NotInformativeNote(reps),
                           absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
                                           outside),
-                          gaps);
+                          PredictionsText(reps), gaps);
     }
     case Format::kJson: {
       JsonWriter j;
       j.BeginObject();
       CellsJson(reps, j);
+      PredictionsJson(reps, j);
       j.EndObject();
       return j.str();
     }
@@ -303,10 +408,13 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
 }
 
 std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& report, Format f) {
-  const int cells = static_cast<int>(report.findings.size());
+  int cells = 0;
+  for (const Reproduction& r : reps) cells += static_cast<int>(r.cells.size());
   const std::string verdict =
-      report.failures == 0 ? absl::StrFormat("gate: PASS (%d cells)", cells)
-                           : absl::StrFormat("gate: FAIL (%d of %d cells)", report.failures, cells);
+      report.failures == 0
+          ? absl::StrFormat("gate: PASS (%d cells)", cells)
+          : absl::StrFormat("gate: FAIL (%d problem%s, %d cells gated)", report.failures,
+                            report.failures == 1 ? "" : "s", cells);
   switch (f) {
     case Format::kText: {
       std::string out = Table(CellRows(reps), "", "lllrrrrrll");
@@ -668,7 +776,7 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
           }
         }
         for (const sim::MetricEstimate& m : p.metrics) {
-          row->push_back(Sig(m.value));
+          row->push_back(Value(m));
           row->push_back(Ci(m.ci95));
         }
         if (p.metrics.empty()) row->resize(row->size() + 2 * sweep.metrics.size(), "-");
@@ -720,7 +828,7 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
         }
         j.Key("variant").String(p.variant);
         j.Key("metrics").BeginObject();
-        for (const sim::MetricEstimate& m : p.metrics) j.Key(m.name).Number(m.value);
+        for (const sim::MetricEstimate& m : p.metrics) CiJson(MeasuredValue(m), j.Key(m.name));
         j.EndObject().Key("ci95").BeginObject();
         for (const sim::MetricEstimate& m : p.metrics) CiJson(m.ci95, j.Key(m.name));
         j.EndObject().EndObject();
@@ -753,7 +861,7 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
           absl::StrAppend(&out, CsvField(p.value), ",", refit, CsvField(p.variant), ",", CsvField(metric), ",",
                           value, ",", ci, note, "\n");
         };
-        for (const sim::MetricEstimate& m : p.metrics) row(m.name, FormatNumber(m.value), CiCsv(m.ci95));
+        for (const sim::MetricEstimate& m : p.metrics) row(m.name, CiCsv(MeasuredValue(m)), CiCsv(m.ci95));
         // Not fitted: nothing ran at this value.
         if (p.metrics.empty()) {
           for (const std::string& m : sweep.metrics) row(m, "", "");

@@ -202,6 +202,20 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
   absl::StatusOr<std::vector<viosim::VariantResult>> results = RunVariants(file, variants, request);
   if (!results.ok()) return results.status();
   rep.results = *std::move(results);
+  // The same variants at the next seed: a value that does not move with the
+  // seed has no sampling interval worth printing.
+  std::vector<viosim::VariantResult> replicates;
+  uint64_t replicate_seed = 0;
+  if (!variants.empty()) {
+    absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(file, variants.front(), request.overrides);
+    if (!base.ok()) return base.status();
+    replicate_seed = base->run().seed() + 1;
+    RunRequest again = request;
+    again.overrides.push_back(absl::StrCat("run.seed=", replicate_seed));
+    absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(file, variants, again);
+    if (!r.ok()) return r.status();
+    replicates = *std::move(r);
+  }
   absl::flat_hash_map<std::string, size_t> index;
   for (size_t i = 0; i < variants.size(); ++i) index[variants[i]] = i;
 
@@ -217,6 +231,10 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
       for (const sim::MetricEstimate& e : r.metrics) {
         if (e.name == p.metric()) m = &e;
       }
+      const sim::MetricEstimate* again = nullptr;
+      for (const sim::MetricEstimate& e : replicates[index[v]].metrics) {
+        if (e.name == p.metric()) again = &e;
+      }
       if (m == nullptr) {
         std::string names;
         for (const sim::MetricEstimate& e : r.metrics) absl::StrAppend(&names, names.empty() ? "" : ", ", e.name);
@@ -231,16 +249,80 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
       c.published = *ref;
       c.modeled = m->value;
       c.ci95 = m->ci95;
+      c.measured = m->measured;
+      c.replicate_seed = replicate_seed;
+      c.ci_informative = again == nullptr || again->value != m->value;
       c.error_pct = ErrorPct(c.modeled, c.published);
       c.role = p.role() == viosim::Published::CALIBRATION ? "calibration" : "prediction";
       c.tolerance_pct = p.tolerance_pct();
       c.within = std::fabs(c.error_pct) <= c.tolerance_pct;
       c.source = p.source();
       c.known_gap = p.known_gap();
+      if (p.has_expected()) c.expected = p.expected();
       rep.cells.push_back(std::move(c));
     }
   }
   return rep;
+}
+
+namespace {
+
+bool Agree(const Cell& a, const Cell& b) {
+  if (a.metric != b.metric) return false;
+  if (a.modeled == b.modeled) return true;
+  return a.ci95.has_value() && b.ci95.has_value() && std::fabs(a.modeled - b.modeled) <= *a.ci95 + *b.ci95;
+}
+
+}  // namespace
+
+PredictionCount CountPredictions(const std::vector<Cell>& cells) {
+  PredictionCount out;
+  std::vector<size_t> predictions, calibrations;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    (cells[i].role == "prediction" ? predictions : calibrations).push_back(i);
+  }
+  out.prediction_cells = static_cast<int>(predictions.size());
+  // Groups in cell order: a cell joins the first group it agrees with.
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i : predictions) {
+    bool joined = false;
+    for (auto& g : groups) {
+      for (size_t j : g) {
+        if (Agree(cells[i], cells[j])) {
+          g.push_back(i);
+          joined = true;
+          break;
+        }
+      }
+      if (joined) break;
+    }
+    if (!joined) groups.push_back({i});
+  }
+  double sum = 0, sum_no_gap = 0;
+  for (const auto& g : groups) {
+    std::optional<size_t> fitted;
+    for (size_t i : g) {
+      for (size_t k : calibrations) {
+        if (!fitted && Agree(cells[i], cells[k])) fitted = k;
+      }
+    }
+    if (fitted) {
+      for (size_t i : g) out.repeats_calibration.emplace_back(i, *fitted);
+      continue;
+    }
+    out.independent.push_back(g);
+    for (size_t i : g) {
+      ++out.cells_in_independent;
+      sum += std::fabs(cells[i].error_pct);
+      if (cells[i].known_gap.empty()) {
+        ++out.cells_no_gap;
+        sum_no_gap += std::fabs(cells[i].error_pct);
+      }
+    }
+  }
+  if (out.cells_in_independent > 0) out.mae_pct = sum / out.cells_in_independent;
+  if (out.cells_no_gap > 0) out.mae_no_gap_pct = sum_no_gap / out.cells_no_gap;
+  return out;
 }
 
 absl::StatusOr<std::vector<std::string>> ScenarioFiles(const std::string& dir) {

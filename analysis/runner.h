@@ -23,13 +23,20 @@ struct Cell {
   std::string metric;
   double published = 0;
   double modeled = 0;
+  bool measured = true;  // false: the metric's denominator stayed zero, `modeled` means nothing
   std::optional<double> ci95;  // half-width of the modeled value's 95% interval; none when not computed
+  // False when the value came out the same at another seed (`replicate_seed`):
+  // a deterministic bottleneck sets it, and the batch-means interval, which
+  // measures the batches' spread, says nothing about how it would vary.
+  bool ci_informative = true;
+  uint64_t replicate_seed = 0;  // the other seed run; 0 when none was
   double error_pct = 0;    // 100 * (modeled - published) / |published|
   std::string role;        // "calibration" or "prediction"
   double tolerance_pct = 0;
   bool within = false;     // |error_pct| <= tolerance_pct
   std::string source;
   std::string known_gap;  // the documented reason when the model misses
+  std::optional<double> expected;  // the known gap's expected modeled value
 };
 
 // 100 * (modeled - published) / |published| (infinite when published is 0
@@ -120,7 +127,28 @@ struct Reproduction {
 };
 
 // Runs the variants the file's published cells name and builds the cells.
+// Each variant runs a second time at the next seed; a cell whose value is
+// the same there is marked as having no informative interval.
 absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const RunRequest& request);
+
+// How many independent predictions a table holds. Cells of one metric whose
+// modeled values agree (equal, or within the sum of their intervals) are
+// one value of the model: PREDICTION cells that agree with each other form
+// one group, and a group that agrees with a CALIBRATION cell repeats a
+// fitted value (e.g. a bandwidth-bound cell whose bandwidth was fitted on
+// the other column) and is no independent prediction.
+struct PredictionCount {
+  int prediction_cells = 0;
+  // Each independent prediction: its cells' indices into the cells given.
+  std::vector<std::vector<size_t>> independent;
+  // Prediction cells that repeat a calibration cell's value, with it.
+  std::vector<std::pair<size_t, size_t>> repeats_calibration;
+  int cells_in_independent = 0;
+  double mae_pct = 0;         // mean |error| over the independent groups' cells
+  double mae_no_gap_pct = 0;  // the same without known gaps; 0 when none is left
+  int cells_no_gap = 0;
+};
+PredictionCount CountPredictions(const std::vector<Cell>& cells);
 
 // Every scenario file under `dir` (sorted by name) with published values.
 absl::StatusOr<std::vector<std::string>> ScenariosWithPublished(const std::string& dir);

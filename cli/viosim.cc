@@ -557,7 +557,7 @@ int main(int argc, char** argv) {
     std::cerr << "viosim: wrote " << updated.cell_size() << " cells to " << baseline_path << "\n";
     baseline = updated;
   }
-  const analysis::GateReport report = analysis::CheckGate(cells, baseline);
+  const analysis::GateReport report = analysis::CheckGate(reps, baseline);
   const int emitted = Emit(f, analysis::FormatGate(reps, report, ToFormat(f.format)));
   if (emitted != kExitOk) return emitted;
   return report.failures == 0 ? kExitOk : kExitCheckFailed;

@@ -30,7 +30,7 @@ const std::vector<std::string>& FioMetrics() {
 LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 
 void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
-             const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
+             const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
              const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
 absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& field);
 
@@ -99,10 +99,9 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
     m.ResetStats();
     w.ResetCounters();
   };
-  auto name_tracks = [&m](sim::TraceWriter& t) {
-    for (models::Cpu* c : m.cpus()) c->NameTraceTrack(t);
-  };
-  Measure(sim, plan, options, reset, name_tracks, metrics, &out);
+  std::vector<models::Cpu*> traced = m.cpus();
+  for (models::Cpu* c : stack.OwnCpus()) traced.push_back(c);
+  Measure(sim, plan, options, reset, traced, metrics, &out);
   out.metrics.insert(out.metrics.begin() + 5,
                      sim::MetricEstimate{"clat_p99_us", win.clat.Percentile(99) / 1000.0, std::nullopt});
   StackExtras extras;
@@ -182,32 +181,42 @@ LockStatRow ToRow(const std::string& name, const models::LockStat& s) {
   return r;
 }
 
-sim::Task StopTraceAt(sim::Simulator& sim, sim::Time at) {
+// Closes the CPUs' slices in progress at the end of the traced window. The
+// writer stays attached until the run ends, so a lock released later still
+// shows its hold up to the window's edge; the writer clips it there.
+sim::Task CloseTraceAt(sim::Simulator& sim, sim::Time at, std::vector<models::Cpu*> cpus) {
   co_await sim.Delay(at - sim.Now());
-  sim.set_trace(nullptr);
+  for (models::Cpu* c : cpus) c->CloseTraceSlice();
 }
 
 // Runs `sim` with the plan, tracing the start of the measured window when
-// asked, and fills the common parts of `out`.
+// asked, and fills the common parts of `out`. The trace is the window
+// [start, start + trace_window) of the measured window, every slice clipped
+// to it and the CPUs' slices in progress at its end closed there.
 void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
-             const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
+             const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
              const std::vector<sim::RatioMetric>& metrics, VariantResult* out) {
   std::unique_ptr<sim::TraceWriter> trace;
   std::function<void()> reset_and_trace = reset;
+  const sim::Time from = sim.Now() + plan.warmup;
+  const sim::Time to = from + std::min(options.trace_window, plan.duration);
   if (options.trace) {
     trace = std::make_unique<sim::TraceWriter>();
+    trace->SetWindow(from, to);
     reset_and_trace = [&] {
       reset();
       trace->SetProcessName(models::Cpu::kTracePid, "CPUs");
-      name_tracks(*trace);
+      for (models::Cpu* c : cpus) c->NameTraceTrack(*trace);
       sim.set_trace(trace.get());
     };
-  }
-  if (options.trace && options.trace_window < plan.duration) {
-    // A process ends the traced window, so batch boundaries stay as they are.
-    sim.Spawn(StopTraceAt(sim, sim.Now() + plan.warmup + options.trace_window));
+    // A process closes the traced window, so batch boundaries stay as they
+    // are; at the window's very end it runs after the last batch.
+    if (to < from + plan.duration) sim.Spawn(CloseTraceAt(sim, to, cpus));
   }
   out->metrics = sim::MeasureBatches(sim, plan, reset_and_trace, metrics);
+  if (trace && to >= from + plan.duration) {
+    for (models::Cpu* c : cpus) c->CloseTraceSlice();
+  }
   sim.set_trace(nullptr);
   out->events = sim.events();
   if (trace) out->trace_json = trace->Finish();
@@ -272,13 +281,12 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
        100.0},
       {"cpu_spin_pct", spin_s, [&elapsed_s, n] { return elapsed_s() * n; }, 100.0},
   };
-  auto name_tracks = [&cpus](sim::TraceWriter& t) {
-    for (const auto& c : cpus) c->NameTraceTrack(t);
-  };
+  std::vector<models::Cpu*> cpu_list;
+  for (const auto& c : cpus) cpu_list.push_back(&*c);
   Measure(sim, plan, options, [&bench, &machine] {
     bench.ResetStats();
     (*machine)->ResetStats();
-  }, name_tracks, metrics, &out);
+  }, cpu_list, metrics, &out);
 
   out.locks.push_back(ToRow(lock.name(), lock.stat()));
   const double window = (sim.Now() - start).ToSeconds();

@@ -18,15 +18,18 @@ namespace viosim {
 namespace {
 
 // Traces [start, start + window) of a run: the CPUs' time (user, system,
-// irq, spin, exit, ...) and the locks' holds.
+// irq, spin, exit, ...) and the locks' holds, every slice clipped to the
+// window. At its end the CPUs' slices in progress are closed; the writer
+// stays attached, so a lock released later shows its hold up to the edge.
 sim::Task TraceWindow(sim::Simulator& sim, sim::TraceWriter& trace, std::vector<models::Cpu*> cpus,
                       sim::Time start, sim::Time window) {
   co_await sim.Delay(start);
+  trace.SetWindow(sim.Now(), sim.Now() + window);
   trace.SetProcessName(models::Cpu::kTracePid, "CPUs");
   for (models::Cpu* c : cpus) c->NameTraceTrack(trace);
   sim.set_trace(&trace);
   co_await sim.Delay(window);
-  sim.set_trace(nullptr);
+  for (models::Cpu* c : cpus) c->CloseTraceSlice();
 }
 
 // The run control of the scenario's fio workload: seed, steady-state
@@ -118,7 +121,9 @@ absl::StatusOr<FioRig> FioRig::Make(sim::Simulator& sim, const Scenario& stack, 
 }
 
 void FioRig::Trace(sim::TraceWriter& trace, sim::Time start, sim::Time window) {
-  machine->sim().Spawn(TraceWindow(machine->sim(), trace, machine->cpus(), start, window));
+  std::vector<models::Cpu*> cpus = machine->cpus();
+  for (models::Cpu* c : stack->OwnCpus()) cpus.push_back(c);
+  machine->sim().Spawn(TraceWindow(machine->sim(), trace, std::move(cpus), start, window));
 }
 
 void FioRig::FillExtras(StackExtras& x) {

@@ -110,6 +110,9 @@ class BuiltStack {
   // What bounds the throughput over the window since the last reset, when
   // the stack can tell.
   virtual std::optional<Bound> BoundNow() { return std::nullopt; }
+  // CPUs of its own beside the Machine's (a host's), for the trace; their
+  // ids follow the Machine's so that every CPU has a track of its own.
+  virtual std::vector<models::Cpu*> OwnCpus() { return {}; }
 };
 
 struct StackPart {

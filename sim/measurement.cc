@@ -40,9 +40,10 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
     const double dn = num_prev[i] - num0[i];
     const double dd = den_prev[i] - den0[i];
     out[i].name = metrics[i].name;
+    out[i].measured = dd > 0;
     out[i].value = dd > 0 ? metrics[i].scale * dn / dd : 0;
     const double hw = batch[i].HalfWidth95();
-    if (std::isfinite(hw)) out[i].ci95 = metrics[i].scale * hw;
+    if (dd > 0 && std::isfinite(hw)) out[i].ci95 = metrics[i].scale * hw;
   }
   return out;
 }

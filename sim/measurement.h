@@ -33,6 +33,10 @@ struct MetricEstimate {
   // computed (a metric without batches, or too few of them). A computed
   // interval may be 0: a deterministic model can repeat itself exactly.
   std::optional<double> ci95;
+  // False when the denominator stayed zero over the window (no completion
+  // to average a latency over, no acquisition to average a wait over):
+  // nothing was measured, and `value` (0) and `ci95` (none) mean nothing.
+  bool measured = true;
 };
 
 struct MeasurementPlan {
@@ -43,7 +47,7 @@ struct MeasurementPlan {
 
 // Runs `sim` through warm-up, calls `reset`, then through `batches` equal
 // batches, and returns one estimate per metric in the order given. A
-// denominator that stays zero gives a value of 0.
+// denominator that stays zero gives an estimate marked not measured.
 std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan& plan,
                                            const std::function<void()>& reset,
                                            const std::vector<RatioMetric>& metrics);

@@ -1,5 +1,7 @@
 #include "sim/trace.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -115,10 +117,21 @@ void TraceWriter::SetThreadSortIndex(int pid, int tid, int index) {
   buffer_.push_back('}');
 }
 
+void TraceWriter::SetWindow(Time from, Time to) {
+  from_ = from;
+  to_ = to;
+}
+
 void TraceWriter::Complete(int pid, int tid, absl::string_view name,
                            Time start, Time dur, absl::string_view category,
                            std::initializer_list<TraceArg> args) {
   if (dur < Time::Zero()) dur = Time::Zero();
+  if (start < from_ || start + dur > to_) {
+    const Time end = std::min(start + dur, to_);
+    start = std::max(start, from_);
+    if (end <= start) return;
+    dur = end - start;
+  }
   BeginEvent();
   buffer_.append("\"name\":");
   AppendJsonString(&buffer_, name);
@@ -137,6 +150,7 @@ void TraceWriter::Complete(int pid, int tid, absl::string_view name,
 
 void TraceWriter::Instant(int pid, int tid, absl::string_view name, Time at,
                           std::initializer_list<TraceArg> args) {
+  if (at < from_ || at >= to_) return;
   BeginEvent();
   buffer_.append("\"name\":");
   AppendJsonString(&buffer_, name);
@@ -149,6 +163,7 @@ void TraceWriter::Instant(int pid, int tid, absl::string_view name, Time at,
 
 void TraceWriter::Counter(int pid, absl::string_view name, Time at,
                           int64_t value) {
+  if (at < from_ || at >= to_) return;
   BeginEvent();
   buffer_.append("\"name\":");
   AppendJsonString(&buffer_, name);
@@ -161,6 +176,7 @@ void TraceWriter::Counter(int pid, absl::string_view name, Time at,
 void TraceWriter::CounterDouble(int pid, absl::string_view name, Time at,
                                 double value) {
   if (!std::isfinite(value)) value = 0.0;
+  if (at < from_ || at >= to_) return;
   BeginEvent();
   buffer_.append("\"name\":");
   AppendJsonString(&buffer_, name);

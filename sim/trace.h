@@ -69,9 +69,15 @@ class TraceWriter {
   void SetThreadName(int pid, int tid, absl::string_view name);
   void SetThreadSortIndex(int pid, int tid, int index);
 
-  // A slice [start, start + dur) on track (pid, tid). `category` may be
-  // empty (then no "cat" field is written). Negative durations are written
-  // as 0.
+  // The traced window [from, to): every slice is clipped to it (a slice
+  // outside it, or left empty by the clip, is not written), and instants
+  // and counter samples outside it are not written. So every track is cut
+  // at the same edges and nothing nests across them. Default: all time.
+  void SetWindow(Time from, Time to);
+
+  // A slice [start, start + dur) on track (pid, tid), clipped to the window.
+  // `category` may be empty (then no "cat" field is written). Negative
+  // durations are written as 0.
   void Complete(int pid, int tid, absl::string_view name, Time start, Time dur,
                 absl::string_view category = "",
                 std::initializer_list<TraceArg> args = {});
@@ -101,6 +107,8 @@ class TraceWriter {
   void AppendArgs(std::initializer_list<TraceArg> args);
 
   std::string buffer_;  // "{"traceEvents":[" and the events so far
+  Time from_ = Time::Zero();
+  Time to_ = Time::Max();
   int64_t events_ = 0;
 };
 

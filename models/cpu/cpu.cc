@@ -398,17 +398,21 @@ void Cpu::NameTraceTrack(sim::TraceWriter& t) {
   t.SetThreadSortIndex(kTracePid, id_, id_);
 }
 
-void Cpu::TraceMode() {
-  const int mode = static_cast<int>(Mode());
-  if (mode == traced_mode_) return;
+void Cpu::CloseTraceSlice() {
   sim::TraceWriter* t = sim_->trace();
   const sim::Time now = sim_->Now();
-  if (traced_mode_ > 0 && now > traced_since_) {
+  if (t != nullptr && traced_mode_ > 0 && now > traced_since_) {
     t->Complete(kTracePid, id_, CpuTimeName(static_cast<CpuTime>(traced_mode_)), traced_since_, now - traced_since_,
                 "cpu");
   }
-  traced_mode_ = mode;
   traced_since_ = now;
+}
+
+void Cpu::TraceMode() {
+  const int mode = static_cast<int>(Mode());
+  if (mode == traced_mode_) return;
+  CloseTraceSlice();
+  traced_mode_ = mode;
 }
 
 }  // namespace models

@@ -291,6 +291,9 @@ class Cpu {
 
   // Names this CPU's track in a trace that starts now.
   void NameTraceTrack(sim::TraceWriter& t);
+  // Writes the slice of the state the CPU is in, up to now (the end of a
+  // traced window: a slice in progress is closed, not dropped).
+  void CloseTraceSlice();
 
  private:
   friend class Scheduler;

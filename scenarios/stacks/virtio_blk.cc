@@ -73,14 +73,17 @@ class VirtioBlkStack final : public BuiltStack {
   }
   void ResetStats() override { blk_.ResetStats(); }
 
+  std::vector<models::Cpu*> OwnCpus() override { return Pointers(host_cpus_); }
+
  private:
   // QEMU's host: one CPU per vCPU thread and one for the main loop, with
-  // the host's scheduler costs, on a pinned scheduler.
+  // the host's scheduler costs, on a pinned scheduler; numbered after the
+  // guest's vCPUs.
   static std::vector<std::unique_ptr<models::Cpu>> HostCpus(Machine& m, const models::HostCosts& host,
                                                             models::Scheduler& sched) {
     std::vector<std::unique_ptr<models::Cpu>> cpus;
     for (int i = 0; i <= m.ncpus(); ++i) {
-      cpus.push_back(std::make_unique<models::Cpu>(m.sim(), i, absl::StrCat("host", i)));
+      cpus.push_back(std::make_unique<models::Cpu>(m.sim(), m.ncpus() + i, absl::StrCat("host", i)));
       cpus.back()->set_sched_costs(host.sched());
       sched.AddCpu(*cpus.back());
     }

@@ -1,6 +1,10 @@
 #include "analysis/gate.h"
 
+#include <cstdlib>
+#include <fstream>
+
 #include "gtest/gtest.h"
+#include "scenarios/loader.h"
 
 namespace analysis {
 namespace {
@@ -18,50 +22,137 @@ Cell MakeCell(const std::string& variant, double modeled, double published, doub
   return c;
 }
 
-viosim::Baseline BaselineOf(const std::vector<Cell>& cells, double tol) {
-  viosim::Baseline b;
-  b.set_tolerance_pct(tol);
-  return UpdateBaseline(b, cells);
+std::vector<Reproduction> Reps(const std::vector<Cell>& cells) {
+  Reproduction r;
+  r.scenario = "s";
+  r.path = "s.textproto";
+  r.cells = cells;
+  return {r};
 }
+
+GateReport Gate(const std::vector<Cell>& cells, const viosim::Baseline& base) { return CheckGate(Reps(cells), base); }
+
+viosim::Baseline BaselineOf(const std::vector<Cell>& cells) { return UpdateBaseline(viosim::Baseline(), cells); }
 
 TEST(GateTest, PassesWhenWithinToleranceAndBaseline) {
   std::vector<Cell> cells = {MakeCell("a", 100.2, 100, 1)};
-  EXPECT_EQ(CheckGate(cells, BaselineOf(cells, 0.5)).failures, 0);
+  EXPECT_EQ(Gate(cells, BaselineOf(cells)).failures, 0);
 }
 
 TEST(GateTest, FailsWhenOutsidePublishedTolerance) {
   std::vector<Cell> cells = {MakeCell("a", 103, 100, 1)};
-  GateReport r = CheckGate(cells, BaselineOf(cells, 0.5));
+  GateReport r = Gate(cells, BaselineOf(cells));
   EXPECT_EQ(r.failures, 1);
   EXPECT_NE(r.findings[0].problem.find("outside the 1% tolerance"), std::string::npos);
 }
 
 TEST(GateTest, FailsWhenTheModeledValueMovesFromTheBaseline) {
-  viosim::Baseline base = BaselineOf({MakeCell("a", 100.0, 100, 5)}, 0.5);
-  GateReport r = CheckGate({MakeCell("a", 101.0, 100, 5)}, base);
+  viosim::Baseline base = BaselineOf({MakeCell("a", 100.0, 100, 5)});
+  GateReport r = Gate({MakeCell("a", 101.0, 100, 5)}, base);
   EXPECT_EQ(r.failures, 1);
   EXPECT_NE(r.findings[0].problem.find("moved +1.000%"), std::string::npos);
-  EXPECT_EQ(CheckGate({MakeCell("a", 100.4, 100, 5)}, base).failures, 0);
+  EXPECT_EQ(Gate({MakeCell("a", 100.4, 100, 5)}, base).failures, 0);
+}
+
+// The drift allowed is max(0.5%, 2 x the cell's interval), at most 10%.
+TEST(GateTest, DriftToleranceFollowsTheCellsInterval) {
+  Cell c = MakeCell("a", 100, 100, 50);
+  EXPECT_DOUBLE_EQ(DriftTolerancePct(c), kMinDriftPct);  // no interval
+  c.ci95 = 0.1;
+  EXPECT_DOUBLE_EQ(DriftTolerancePct(c), kMinDriftPct);
+  c.ci95 = 0.4;
+  EXPECT_DOUBLE_EQ(DriftTolerancePct(c), 0.8);
+  c.ci_informative = false;  // the same value at another seed: the floor
+  EXPECT_DOUBLE_EQ(DriftTolerancePct(c), kMinDriftPct);
+  c.ci_informative = true;
+  c.ci95 = 30;
+  EXPECT_DOUBLE_EQ(DriftTolerancePct(c), kMaxDriftPct);
+
+  // Another seed moves a value by about its interval: 0.7% passes with a
+  // 0.4% interval and fails without one; a 20% move fails whatever the
+  // interval.
+  viosim::Baseline base = BaselineOf({MakeCell("a", 100, 100, 50)});
+  Cell seed = MakeCell("a", 100.7, 100, 50);
+  EXPECT_EQ(Gate({seed}, base).failures, 1);
+  seed.ci95 = 0.4;
+  EXPECT_EQ(Gate({seed}, base).failures, 0);
+  Cell far = MakeCell("a", 120, 100, 50);
+  far.ci95 = 1000;
+  EXPECT_EQ(Gate({far}, base).failures, 1);
+}
+
+// The baseline file holds values only: a tolerance written into it is
+// refused, not obeyed.
+TEST(GateTest, TheBaselineFileCannotCarryATolerance) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/baseline.textproto";
+  std::ofstream(path) << "tolerance_pct: 50\ncell { scenario: \"s\" variant: \"a\" metric: \"m\" modeled: 1 }\n";
+  absl::StatusOr<viosim::Baseline> b = viosim::LoadBaselineFile(path);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("tolerance_pct"), std::string::npos) << b.status();
 }
 
 TEST(GateTest, AKnownGapPassesTheToleranceButNotADrift) {
   Cell gap = MakeCell("a", 145, 100, 15);
   gap.known_gap = "bounded by an estimate the cell tests";
-  viosim::Baseline base = BaselineOf({gap}, 0.5);
-  EXPECT_EQ(CheckGate({gap}, base).failures, 0);
+  gap.expected = 145;
+  viosim::Baseline base = BaselineOf({gap});
+  EXPECT_EQ(Gate({gap}, base).failures, 0);
   Cell moved = gap;
   moved.modeled = 150;
-  EXPECT_EQ(CheckGate({moved}, base).failures, 1);
+  EXPECT_EQ(Gate({moved}, base).failures, 1);
   Cell undocumented = gap;
   undocumented.known_gap.clear();
-  EXPECT_EQ(CheckGate({undocumented}, base).failures, 1);
+  EXPECT_EQ(Gate({undocumented}, base).failures, 1);
+}
+
+// A known gap's expected value is checked as a baseline is: the text
+// quoting it cannot go stale.
+TEST(GateTest, AKnownGapKeepsItsExpectedValue) {
+  Cell gap = MakeCell("a", 145, 100, 15);
+  gap.known_gap = "the model is 45% high";
+  viosim::Baseline base = BaselineOf({gap});
+  GateReport none = Gate({gap}, base);
+  EXPECT_EQ(none.failures, 1);
+  EXPECT_NE(none.findings[0].problem.find("without an expected value"), std::string::npos);
+  gap.expected = 140;
+  GateReport stale = Gate({gap}, base);
+  EXPECT_EQ(stale.failures, 1);
+  EXPECT_NE(stale.findings[0].problem.find("expected 140"), std::string::npos) << stale.findings[0].problem;
+  gap.expected = 145.5;
+  EXPECT_EQ(Gate({gap}, base).failures, 0);
+}
+
+// A cell documented as a miss that comes back inside its tolerance fails
+// until its note goes.
+TEST(GateTest, AKnownGapBackInsideTheToleranceMustLoseItsNote) {
+  Cell gap = MakeCell("a", 104, 100, 5);
+  gap.known_gap = "was 45% high";
+  gap.expected = 104;
+  GateReport r = Gate({gap}, BaselineOf({gap}));
+  EXPECT_EQ(r.failures, 1);
+  EXPECT_NE(r.findings[0].problem.find("back inside the 5% tolerance"), std::string::npos);
 }
 
 TEST(GateTest, FailsWhenACellIsMissingFromTheBaseline) {
-  viosim::Baseline base = BaselineOf({MakeCell("a", 100.0, 100, 5)}, 0.5);
-  GateReport r = CheckGate({MakeCell("b", 100.0, 100, 5)}, base);
+  viosim::Baseline base = BaselineOf({MakeCell("a", 100.0, 100, 5)});
+  GateReport r = Gate({MakeCell("a", 100.0, 100, 5), MakeCell("b", 100.0, 100, 5)}, base);
   EXPECT_EQ(r.failures, 1);
-  EXPECT_NE(r.findings[0].problem.find("not in the baseline"), std::string::npos);
+  EXPECT_NE(r.findings[1].problem.find("not in the baseline"), std::string::npos);
+}
+
+// A baseline entry whose cell vanished (a truncated scenario file), and a
+// scenario with no cells at all (an empty one), fail the gate.
+TEST(GateTest, FailsWhenCellsVanish) {
+  viosim::Baseline base = BaselineOf({MakeCell("a", 100.0, 100, 5), MakeCell("b", 100.0, 100, 5)});
+  GateReport r = Gate({MakeCell("a", 100.0, 100, 5)}, base);
+  EXPECT_EQ(r.failures, 1);
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[1].variant, "b");
+  EXPECT_NE(r.findings[1].problem.find("no longer a cell"), std::string::npos);
+
+  GateReport empty = Gate({}, base);
+  EXPECT_EQ(empty.failures, 3);
+  EXPECT_NE(empty.findings[0].problem.find("no published cells"), std::string::npos);
 }
 
 TEST(GateTest, UpdateKeepsOtherScenariosAndSorts) {
@@ -76,7 +167,6 @@ TEST(GateTest, UpdateKeepsOtherScenariosAndSorts) {
   EXPECT_EQ(b.cell(0).scenario(), "other");
   EXPECT_EQ(b.cell(1).variant(), "a");
   EXPECT_EQ(b.cell(2).variant(), "z");
-  EXPECT_DOUBLE_EQ(b.tolerance_pct(), kDefaultBaselineTolerancePct);
 }
 
 }  // namespace

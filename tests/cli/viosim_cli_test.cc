@@ -206,32 +206,42 @@ TEST(CliTest, ListWithoutAScenarioIndexesTheScenarios) {
 }
 
 TEST(CliTest, GateChecksPublishedToleranceAndBaseline) {
-  // One typed-in cell: 235,000 acquisitions/s (3 threads) within 5%.
+  // One typed-in cell: 235,000 acquisitions/s (3 threads) within 5%, run
+  // long enough that its interval is ~0.5% (the drift allowed is twice it).
   const std::string scenario = WriteTmp("gated.textproto", absl::StrCat(kGood, R"(
 published { variant: "a" metric: "lock_acquisitions_per_s" value: 235000 role: CALIBRATION tolerance_pct: 5 }
 )"));
   const std::string base = absl::StrCat(TmpDir(), "/baseline.textproto");
+  const std::string longer = " --set run.duration=400ms";
   std::filesystem::remove(base);
-  Result missing = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base));
+  Result missing = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base, longer));
   EXPECT_EQ(missing.code, 2) << "no baseline is bad input";
 
-  Result update = Viosim(absl::StrCat("gate ", scenario, " --update-baseline --baseline ", base));
+  Result update = Viosim(absl::StrCat("gate ", scenario, " --update-baseline --baseline ", base, longer));
   EXPECT_EQ(update.code, 0) << update.out << update.err;
   EXPECT_THAT(ReadAll(base), HasSubstr("lock_acquisitions_per_s"));
-  Result again = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base));
+  Result again = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base, longer));
   EXPECT_EQ(again.code, 0) << again.out;
   EXPECT_THAT(again.out, HasSubstr("gate: PASS"));
 
   // Slower threads: outside the published 5% and off the baseline.
-  Result slower = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base,
+  Result slower = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base, longer,
                                       " --set workload.lockbench.think.exponential.mean=12us"));
   EXPECT_EQ(slower.code, 1) << slower.out;
   EXPECT_THAT(slower.out, HasSubstr("outside the 5% tolerance"));
-  // A small shift inside the published tolerance still moves off the baseline.
-  Result shifted = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base,
-                                       " --set workload.lockbench.think.exponential.mean=10.2us"));
+  // A shift inside the published tolerance still moves off the baseline.
+  Result shifted = Viosim(absl::StrCat("gate ", scenario, " --baseline ", base, longer,
+                                       " --set workload.lockbench.think.exponential.mean=10.5us"));
   EXPECT_EQ(shifted.code, 1) << shifted.out;
   EXPECT_THAT(shifted.out, HasSubstr("from the baseline"));
+
+  // The same file without its published cell gates nothing: that fails, and
+  // so does the baseline entry that no longer has a cell.
+  const std::string emptied = WriteTmp("gated.textproto", kGood);
+  Result none = Viosim(absl::StrCat("gate ", emptied, " --baseline ", base, longer));
+  EXPECT_EQ(none.code, 1) << none.out;
+  EXPECT_THAT(none.out, HasSubstr("no published cells"));
+  EXPECT_THAT(none.out, HasSubstr("no longer a cell"));
 }
 
 TEST(CliTest, AnalyticReferenceRefusesAModelItDoesNotCover) {

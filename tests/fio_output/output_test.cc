@@ -395,7 +395,7 @@ TEST_P(GoldenTest, NormalJsonAndTerseMatchRealFio) {
     const std::string json = FormatJson(r, g.plus);
     ExpectSameLines(WithoutViosimObject(json), ToViosimJson(c.json));
     EXPECT_THAT(json, HasSubstr("  \"viosim\" : {\n    \"requested_s\" : 1.000000,\n"
-                                "    \"simulated_s\" : 1.000000,\n    \"confidence_pct\" : 0.000000,\n"
+                                "    \"simulated_s\" : 1.000000,\n    \"confidence_pct\" : null,\n"
                                 "    \"stopped_at_steady_state\" : false,\n    \"stack\" : \"golden\"\n  }\n}\n"));
   }
   if (!c.terse.empty()) {
@@ -489,6 +489,7 @@ FioReport HandReport(bool randrw) {
   r.requested_s = 1;
   r.simulated_s = 1;
   r.confidence_pct = 0.8;
+  r.has_confidence = true;
   r.stopped_at_steady_state = true;
   r.stack = "virtio-blk";
   return r;

@@ -56,9 +56,15 @@ TEST_P(LockBenchValidation, MatchesMeanValueAnalysis) {
   } else {
     EXPECT_EQ(w, 0.0);
   }
-  // The exact value lies inside (or very near) the batch-means interval.
+  // The batch-means interval is a sampling interval: the exact value lies
+  // within twice its half-width (2 x t(19) = 4.2 standard errors; a correct
+  // 95% interval misses by that much with probability below 0.1%). That
+  // it lies within one half-width 95% of the time is checked by coverage
+  // over many runs (tests/sim/stats_test, tests/analysis/intervals_test).
   ASSERT_TRUE(est[0].ci95.has_value());
-  EXPECT_LT(std::fabs(x - exact.throughput), 4 * *est[0].ci95 + 1e-9);
+  EXPECT_LE(std::fabs(x - exact.throughput), 2 * *est[0].ci95);
+  ASSERT_TRUE(est[1].ci95.has_value());
+  if (exact.wait > 1e-9) EXPECT_LE(std::fabs(w - exact.wait), 2 * *est[1].ci95);
 }
 
 INSTANTIATE_TEST_SUITE_P(

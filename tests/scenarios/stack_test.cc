@@ -3,6 +3,8 @@
 // reports the metrics it declares, and an fio workload runs under the one
 // measurement engine with the scenario's run block and an exact window.
 #include <cmath>
+#include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -116,6 +118,39 @@ TEST(StackTest, FioRunsUnderTheScenariosRunBlockWithAnExactWindow) {
   double sum = 0;
   for (size_t i = 0; i + 1 < r->cpus[0].state_pct.size(); ++i) sum += r->cpus[0].state_pct[i];  // guest overlaps
   EXPECT_NEAR(sum, 100.0, 1e-6);
+}
+
+// The trace's window edges: every slice is clipped to the traced window (a
+// lock held since before it starts at the edge, as the CPU's slice does, so
+// the two nest), and slices in progress at its end are closed there: a vCPU
+// that never idles (kick inside the lock: it spins or exits) is covered
+// from edge to edge with no gap (and no other CPU's slices on its track).
+TEST(StackTest, TraceSlicesAreClippedToTheWindowAndClosedAtItsEnd) {
+  absl::StatusOr<Scenario> s = Resolved("virtio_blk_kick_lock.textproto", "before");
+  ASSERT_TRUE(s.ok()) << s.status();
+  RunOptions options;
+  options.base_dir = "scenarios";
+  options.trace = true;
+  options.trace_window = sim::Time::Micros(500);
+  absl::StatusOr<VariantResult> r = RunScenario(*s, "before", options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const double from = r->warmup.ToMicros(), to = from + 500;
+  const std::regex slice(
+      R"re(\{"name":"([^"]*)","cat":"([^"]*)","ph":"X","ts":([0-9.]+),"dur":([0-9.]+),"pid":1,"tid":([0-9]+))re");
+  std::map<int, double> cpu_time;
+  int slices = 0;
+  for (auto it = std::sregex_iterator(r->trace_json.begin(), r->trace_json.end(), slice);
+       it != std::sregex_iterator(); ++it) {
+    const double ts = std::stod((*it)[3]), dur = std::stod((*it)[4]);
+    ++slices;
+    EXPECT_GE(ts, from - 1e-6) << (*it)[0];
+    EXPECT_LE(ts + dur, to + 1e-6) << (*it)[0];
+    if ((*it)[2] == "cpu") cpu_time[std::stoi((*it)[5])] += dur;
+  }
+  EXPECT_GT(slices, 40);
+  for (int vcpu = 0; vcpu < 4; ++vcpu) EXPECT_NEAR(cpu_time[vcpu], 500, 1e-3) << "vcpu" << vcpu;
+  // QEMU's host CPUs have tracks of their own after the vCPUs'.
+  EXPECT_NE(r->trace_json.find(R"("tid":8,"args":{"name":"host4"})"), std::string::npos);
 }
 
 TEST(StackTest, AJobFileWithMoreThanOneGroupIsRefusedByTheEngineNamingTheField) {
