@@ -254,9 +254,18 @@ std::string NotInformativeNote(const std::vector<Reproduction>& reps) {
   return "";
 }
 
+// A cell's name in the prediction lines: its variant, and its metric too
+// where the table has more than one.
+std::string CellName(const std::vector<Cell>& cells, size_t i) {
+  for (const Cell& c : cells) {
+    if (c.metric != cells[i].metric) return absl::StrCat(cells[i].variant, "/", cells[i].metric);
+  }
+  return cells[i].variant;
+}
+
 std::string Names(const std::vector<Cell>& cells, const std::vector<size_t>& group) {
   std::string out;
-  for (size_t i : group) absl::StrAppend(&out, out.empty() ? "" : " = ", cells[i].variant);
+  for (size_t i : group) absl::StrAppend(&out, out.empty() ? "" : " = ", CellName(cells, i));
   return out;
 }
 
@@ -291,7 +300,7 @@ std::string PredictionsText(const std::vector<Reproduction>& reps) {
       absl::StrAppend(&out, "  ", n.repeats_calibration.size(),
                       " repeat a calibration cell's value (not predictions):");
       for (const auto& [p, c] : n.repeats_calibration) {
-        absl::StrAppend(&out, " ", rep.cells[p].variant, " = ", rep.cells[c].variant, ";");
+        absl::StrAppend(&out, " ", CellName(rep.cells, p), " = ", CellName(rep.cells, c), ";");
       }
       out.back() = '\n';
     }

@@ -129,10 +129,7 @@ absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const 
     r.ResetStats();
     m.ResetStats();
   };
-  auto name_tracks = [&m](sim::TraceWriter& t) {
-    for (models::Cpu* c : m.cpus()) c->NameTraceTrack(t);
-  };
-  Measure(sim, plan, options, reset, name_tracks, r.Metrics(), &out);
+  Measure(sim, plan, options, reset, m.cpus(), r.Metrics(), &out);
   for (const auto& [name, stat] : r.Locks()) out.locks.push_back(ToRow(name, stat));
   const double window = m.ElapsedS();
   out.cpu_states = CpuColumns(/*vcpu=*/false);

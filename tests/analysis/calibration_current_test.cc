@@ -128,7 +128,12 @@ TEST(CalibrationCurrentTest, EveryFittedValueIsStillTheFit) {
     ASSERT_TRUE(ParseCellAndRange(f.fit.cell(), f.fit.range(), &spec).ok());
     absl::StatusOr<Calibration> c = Calibrate(*file, spec, RunRequest{});
     ASSERT_TRUE(c.ok()) << c.status();
-    ASSERT_EQ(c->search.outcome, BisectionOutcome::kFitted);
+    // A metric that moves in steps (whole segments, whole requests) may not
+    // take the cell's exact value anywhere: the search then ends at the
+    // step, at its resolution, and that value is the fit.
+    ASSERT_TRUE(c->search.outcome == BisectionOutcome::kFitted ||
+                (c->search.outcome == BisectionOutcome::kNotConverged && c->search.at_resolution))
+        << "the search did not bracket the cell or did not converge";
     const BisectionStep& best = c->search.steps[static_cast<size_t>(c->search.best)];
     absl::StatusOr<double> carried = NumberAt(file->scenario, spec.field);
     ASSERT_TRUE(carried.ok()) << carried.status();
