@@ -1,6 +1,7 @@
 #include "models/vhost/vhost.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "sim/trace.h"
@@ -25,7 +26,8 @@ VhostDev::VhostDev(sim::Simulator& sim, Scheduler& sched, const VhostCosts& cost
       costs_(costs),
       params_(params),
       work_lock_(sim, "work_lock", lock_kind, handoff),
-      worker_("vhost") {}
+      pi_lock_(sim, "pi_lock(vhost)", lock_kind, handoff),
+      worker_("vhost", params.worker_cpu >= 0 ? std::vector<int>{params.worker_cpu} : std::vector<int>{}) {}
 
 void VhostDev::Start() { sched_->Start(worker_, Worker()); }
 
@@ -75,7 +77,9 @@ sim::Task VhostDev::WorkQueue(Cpu& cpu, VhostWork& work) {
 // waker's CPU named after the case it found.
 sim::Task VhostDev::WakeUpWorker(Cpu& cpu, WakeCase found) {
   const sim::Time from = sim_->Now();
+  if (params_.ttwu_pi_lock) co_await pi_lock_.LockIrqSave(cpu);  // raw_spin_lock_irqsave(&p->pi_lock)
   co_await sched_->TryToWakeUp(worker_, cpu);
+  if (params_.ttwu_pi_lock) pi_lock_.UnlockIrqRestore(cpu);
   if (sim::TraceWriter* t = sim_->trace(); t != nullptr) {
     t->Complete(Cpu::kTracePid, cpu.id(), absl::StrCat("wake_up_process(vhost): ", WakeCaseName(found)), from,
                 sim_->Now() - from, "sched");
@@ -134,6 +138,7 @@ sim::Time VhostDev::WorkerCpuTime() const {
 void VhostDev::ResetStats() {
   stats_.Reset();
   work_lock_.ResetStats();
+  pi_lock_.ResetStats();
   runtime_at_reset_ = RuntimeNow(worker_, sim_->Now());
   switches_at_reset_ = worker_.nvcsw() + worker_.nivcsw();
 }

@@ -44,6 +44,14 @@ namespace models {
 struct VhostParams {
   // ac9fde24: wake_up_process() after spin_unlock_irqrestore().
   bool wake_outside_lock = false;
+  // The worker's CPU affinity: -1 for any CPU (kthread_create()'s default),
+  // else the one host CPU it may run on (taskset).
+  int worker_cpu = -1;
+  // wake_up_process() takes the worker's p->pi_lock (try_to_wake_up()'s
+  // raw_spin_lock_irqsave(&p->pi_lock), Linux 3.0) as a spinlock, held
+  // through the whole wake-up; off, concurrent wake-ups do not exclude
+  // each other.
+  bool ttwu_pi_lock = false;
 };
 
 struct VhostCosts {
@@ -101,6 +109,7 @@ class VhostDev {
 
   Task& worker() { return worker_; }
   const Spinlock& work_lock() const { return work_lock_; }
+  const Spinlock& pi_lock() const { return pi_lock_; }
   const VhostStats& stats() const { return stats_; }
   // The worker's CPU time since the reset as top shows it: its runtime
   // plus the context switches into it (which the kernel charges to the
@@ -119,6 +128,7 @@ class VhostDev {
   VhostCosts costs_;
   VhostParams params_;
   Spinlock work_lock_;
+  Spinlock pi_lock_;  // the worker's p->pi_lock (VhostParams::ttwu_pi_lock)
   VhostWork* head_ = nullptr;  // dev->work_list
   VhostWork* tail_ = nullptr;
   Task worker_;

@@ -56,7 +56,8 @@ class Rig final : public VhostNetRig {
         call_tx_(sim, "eventfd_wqh_lock(call_tx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
         net_(sim, dev_, b.net, rings_, tap_, [this](const models::NetPacket& f) { to_server_.Transmit(f); },
              &call_rx_, &call_tx_),
-        guest_(m_->sched(), b.guest, rings_, b.guest_receives ? nullptr : &streams_) {
+        guest_(m_->sched(), b.guest, rings_, b.guest_receives ? nullptr : &streams_),
+        pi_lock_(b.params.ttwu_pi_lock) {
     // Linux 3.0's try_to_wake_up() spins while the task is still on its CPU.
     m_->sched().set_ttwu_spins_on_cpu(true);
     tap_.set_poll_wakeup([this](models::Cpu& c) { return net_.RxNetWakeup(c); });
@@ -92,6 +93,9 @@ class Rig final : public VhostNetRig {
         {"vhost_cpu_pct", [this, ps] { return ps(dev_.WorkerCpuTime()); }, window_ps, 100},
         {"work_lock_wait_mean_us", [&wl] { return wl.wait.sum(); }, [&wl] { return static_cast<double>(wl.acquisitions); },
          1e-6},
+        // Every context's spinning for work_lock (wakers and the worker),
+        // in percent of one CPU: the most the lock can cost anyone.
+        {"work_lock_wait_pct", [&wl] { return wl.wait.sum(); }, window_ps, 100},
         {"work_lock_hold_mean_us", [&wl] { return wl.hold.sum(); }, [&wl] { return static_cast<double>(wl.hold.count()); },
          1e-6},
         {"wakeups_running_per_s", wake(models::WakeCase::kRunning), window, 1},
@@ -112,12 +116,14 @@ class Rig final : public VhostNetRig {
   }
 
   std::vector<std::pair<std::string, models::LockStat>> Locks() override {
-    return {{"work_lock", dev_.work_lock().stat()},
+    std::vector<std::pair<std::string, models::LockStat>> rows = {{"work_lock", dev_.work_lock().stat()},
             {kick_tx_.lock().name(), kick_tx_.lock().stat()},
             {kick_rx_.lock().name(), kick_rx_.lock().stat()},
             {call_rx_.lock().name(), call_rx_.lock().stat()},
             {call_tx_.lock().name(), call_tx_.lock().stat()},
             {tap_.wq_lock().name(), tap_.wq_lock().stat()}};
+    if (pi_lock_) rows.insert(rows.begin() + 1, {dev_.pi_lock().name(), dev_.pi_lock().stat()});
+    return rows;
   }
 
   void ResetStats() override {
@@ -168,6 +174,7 @@ class Rig final : public VhostNetRig {
     return t.runtime() + (t.running() ? sim_->Now() - t.exec_start_ : sim::Time::Zero());
   }
 
+  bool pi_lock_;  // the worker's pi_lock row is shown (VhostParams::ttwu_pi_lock)
   double delivered_at_reset_ = 0;
   sim::Time vcpu_runtime_at_reset_;
 };
@@ -175,8 +182,8 @@ class Rig final : public VhostNetRig {
 }  // namespace
 
 std::vector<std::string> VhostNetMetricNames() {
-  return {"throughput_gbps",        "vhost_cpu_pct",          "work_lock_wait_mean_us", "work_lock_hold_mean_us",
-          "wakeups_running_per_s",  "wakeups_runnable_per_s", "wakeups_switching_per_s", "wakeups_asleep_per_s",
+  return {"throughput_gbps",        "vhost_cpu_pct",          "work_lock_wait_mean_us", "work_lock_wait_pct",
+          "work_lock_hold_mean_us", "wakeups_running_per_s",  "wakeups_runnable_per_s", "wakeups_switching_per_s", "wakeups_asleep_per_s",
           "packets_per_s",          "kicks_per_s",            "interrupts_per_s",       "tx_frame_kib",
           "vhost_handle_tx_pct",    "vhost_handle_rx_pct",    "vhost_work_lock_spin_pct", "vhost_schedule_pct",
           "vcpu_thread_cpu_pct"};
@@ -243,6 +250,13 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
   b.link.framing.value = v.framing();
   b.link.ack_bytes.value = v.ack_wire_bytes();
   b.params.wake_outside_lock = v.wake_outside_lock();
+  if (v.worker_cpu() >= v.host_cpus()) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", k, "worker_cpu': CPU ", v.worker_cpu(),
+                                                   " is not one of the ", v.host_cpus(),
+                                                   " host CPUs (stack.vhost_net.host_cpus)"));
+  }
+  b.params.worker_cpu = v.worker_cpu();
+  b.params.ttwu_pi_lock = v.ttwu_pi_lock();
   b.ring = v.ring_size();
   b.event_idx = v.event_idx();
   b.nic_rx_queues = v.nic_rx_queues();

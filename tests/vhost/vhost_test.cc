@@ -5,9 +5,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "models/cpu/sched_fair.h"
+#include "sim/simulator.h"
 #include "models/sync/handoff_costs.h"
 #include "sim/task.h"
 #include "tests/cpu/machine.h"
@@ -27,9 +30,10 @@ SchedCosts Costs() {
 }
 
 struct Rig {
-  explicit Rig(bool outside)
+  explicit Rig(bool outside) : Rig(VhostParams{outside}) {}
+  explicit Rig(const VhostParams& params)
       : m(4, Costs()),
-        dev(m.sim, m.sched, VhostCosts{{Time::Nanos(50), {}}}, VhostParams{outside}, SpinlockKind::kTicket,
+        dev(m.sim, m.sched, VhostCosts{{Time::Nanos(50), {}}}, params, SpinlockKind::kTicket,
             LockHandoffCosts::Uniform(Time::Nanos(50))) {
     m.sched.set_ttwu_spins_on_cpu(true);
     for (int i = 0; i < 3; ++i) {
@@ -120,6 +124,76 @@ TEST(VhostDevTest, TheVariantsDifferInWhatWorkLockCovers) {
     const Time hold = Time::Nanos(50) + (outside ? Time::Zero() : Time::Nanos(800));
     EXPECT_EQ(r.dev.work_lock().stat().hold.max(), static_cast<double>(hold.ps())) << outside;
   }
+}
+
+// A worker pinned to one CPU (taskset) runs every item there, whichever
+// CPU woke it, under the fair scheduler.
+TEST(VhostDevTest, APinnedWorkerRunsOnlyOnItsCpu) {
+  for (const int pin : {-1, 2}) {
+    SCOPED_TRACE(pin);
+    sim::Simulator sim;
+    FairScheduler sched(sim);
+    std::vector<std::unique_ptr<Cpu>> cpus;
+    for (int i = 0; i < 4; ++i) {
+      cpus.push_back(std::make_unique<Cpu>(sim, i, "cpu" + std::to_string(i), CpuPlace{0, 0, i}));
+      cpus.back()->set_sched_costs(Costs());
+      sched.AddCpu(*cpus.back());
+    }
+    VhostParams p;
+    p.worker_cpu = pin;
+    VhostDev dev(sim, sched, VhostCosts{{Time::Nanos(50), {}}}, p, SpinlockKind::kTicket,
+                 LockHandoffCosts::Uniform(Time::Nanos(50)));
+    VhostWork w;
+    w.name = "work";
+    w.fn = [](Task& t) -> sim::Task { co_await t.Run(Time::Micros(3)); };
+    dev.Start();
+    // An interrupt on each CPU in turn queues the item, every 10us.
+    auto raise = [](sim::Simulator& sim, Cpu& c, VhostDev& d, VhostWork& w, Time at) -> sim::Task {
+      co_await sim.Delay(at - sim.Now());
+      c.RaiseIrq([](Cpu& c, VhostDev& d, VhostWork& w) -> sim::Task { co_await d.WorkQueue(c, w); }(c, d, w));
+    };
+    for (int k = 0; k < 200; ++k) {
+      sim.Spawn(raise(sim, *cpus[static_cast<size_t>(k % 4)], dev, w, Time::Micros(10) * k + Time::Micros(5)));
+    }
+    sim.RunUntil(Time::Millis(3));
+    EXPECT_EQ(dev.stats().items_run, dev.stats().queued);
+    EXPECT_GT(dev.stats().wakes[static_cast<int>(WakeCase::kAsleep)], 100u);
+    if (pin >= 0) {
+      EXPECT_EQ(dev.worker().cpu()->id(), pin);
+      EXPECT_EQ(dev.worker().migrations(), 0u);
+    } else {
+      EXPECT_NE(dev.worker().cpu()->id(), 2) << "unpinned it is elsewhere: the pin is what puts it on CPU 2";
+    }
+  }
+}
+
+// With p->pi_lock modeled, two wakers that queue different items at once
+// while the worker sleeps: under work_lock the second waits for work_lock
+// through the first's try_to_wake_up and pi_lock is never contended; after
+// the patch it waits for pi_lock instead, as long.
+TEST(VhostDevTest, WithPiLockThePatchMovesTheSecondWakersWaitToPiLock) {
+  Time spin[2];
+  for (const bool outside : {false, true}) {
+    SCOPED_TRACE(outside ? "wake outside work_lock" : "wake under work_lock");
+    VhostParams p;
+    p.wake_outside_lock = outside;
+    p.ttwu_pi_lock = true;
+    Rig r(p);
+    r.dev.Start();
+    r.m.sim.RunUntil(Time::Micros(5));  // the worker has gone to sleep
+    r.m.cpu(1).ResetStats();
+    r.m.cpu(2).ResetStats();
+    r.QueueAt(Time::Micros(10), 1, 0);
+    r.QueueAt(Time::Micros(10), 2, 1);
+    r.m.sim.RunUntil(Time::Micros(20));
+    EXPECT_EQ(r.dev.stats().queued, 2u);
+    EXPECT_EQ(r.dev.pi_lock().stat().contentions, outside ? 1u : 0u);
+    EXPECT_EQ(r.dev.work_lock().stat().contentions, 1u);
+    spin[outside ? 1 : 0] = r.m.cpu(1).TimeIn(CpuTime::kSpin) + r.m.cpu(2).TimeIn(CpuTime::kSpin);
+  }
+  // The first waker's try_to_wake_up (800ns) is waited for either way.
+  EXPECT_GE(spin[0], Time::Nanos(800));
+  EXPECT_GE(spin[1], Time::Nanos(700));
 }
 
 // Linux 3.0's try_to_wake_up() on a task still switching out: the waker
