@@ -47,6 +47,12 @@ class CacheLine {
   Cpu::WorkAwaiter Write(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
   Cpu::WorkAwaiter AtomicRmw(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
 
+  // The same accesses for a caller that charges them together with its own
+  // work in one Run: the line's state changes now and the access's cost is
+  // returned (`co_await cpu.Run(work + line.ReadCost(cpu))`).
+  sim::Time ReadCost(Cpu& cpu) { return Access(cpu, /*write=*/false); }
+  sim::Time WriteCost(Cpu& cpu) { return Access(cpu, /*write=*/true); }
+
   // Counters since the last ResetStats.
   uint64_t accesses() const { return accesses_; }
   // Accesses that moved the line, in all and by distance (indexed by
