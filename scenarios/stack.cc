@@ -57,8 +57,9 @@ absl::Span<const StackPart> StackParts() {
       stacks::NvmePart(),
       stacks::VirtioBlkPart(),
       stacks::VirtioBlkMqPart(),
+      stacks::Raid10Part(),
   };
-  return absl::MakeConstSpan(parts, 3);
+  return absl::MakeConstSpan(parts, 4);
 }
 
 absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s) {
