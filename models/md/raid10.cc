@@ -61,10 +61,17 @@ Raid10::Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& br
       nr_pending_("conf->nr_pending", lines),
       mirrors_("mirrors.head_position", lines) {
   wait_barrier_.set_head(&wait_barrier_head_, costs.wake_up_walk.value);
+  wait_barrier_.set_home_socket(params.home_socket);
+  resync_lock_.set_home_socket(params.home_socket);
+  device_lock_.set_home_socket(params.home_socket);
   for (int i = 0; i < kCopies; ++i) {
     brds_[static_cast<size_t>(i)] = std::make_unique<Brd>(absl::StrCat("ram", i), brd);
     rdev_pending_[static_cast<size_t>(i)] = std::make_unique<CacheLine>(absl::StrCat("rdev", i, "->nr_pending"), lines);
   }
+  for (CacheLine* l : {&wait_barrier_head_, &resync_seq_, &device_lock_line_, &nr_pending_, &mirrors_}) {
+    l->set_home_socket(params.home_socket);
+  }
+  for (auto& l : rdev_pending_) l->set_home_socket(params.home_socket);
 }
 
 Raid10::~Raid10() = default;

@@ -118,6 +118,9 @@ struct Raid10Params {
   // Commit a8d5fdd4d270 (Linux 6.5): raid10_unplug calls
   // wake_up_barrier(conf) instead of wake_up(&conf->wait_barrier).
   bool unplug_wake_up_barrier = false;
+  // The socket struct r10conf's memory (and so every shared line and lock
+  // word here) is on; -1: not modeled (HomedDistance).
+  int home_socket = -1;
 };
 
 class Raid10 final : public BlockStack {

@@ -23,7 +23,7 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
   const bool here = write ? (writer_ == nullptr || writer_ == &cpu) : HasCopy(cpu);
   sim::Time cost = costs_.same_cpu.value;
   if (!here) {
-    const CpuDistance d = DistanceOf(writer_->place(), cpu.place());
+    const CpuDistance d = HomedDistance(writer_->place(), cpu.place(), home_);
     cost = costs_.Of(d);
     ++transfers_;
     ++transfers_by_[static_cast<int>(d)];

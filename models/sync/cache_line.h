@@ -16,8 +16,9 @@
 // everywhere.
 //
 // Not modeled: the wait of an access behind another CPU's transfer of the
-// same line (concurrent accesses each pay their own transfer), the cost of
-// invalidating readers' copies, and where the line's memory lives.
+// same line (concurrent accesses each pay their own transfer) and the cost
+// of invalidating readers' copies. Where the line's memory lives counts
+// only when a home socket is set.
 #ifndef VIOSIM_MODELS_SYNC_CACHE_LINE_H_
 #define VIOSIM_MODELS_SYNC_CACHE_LINE_H_
 
@@ -39,6 +40,9 @@ class CacheLine {
   CacheLine& operator=(const CacheLine&) = delete;
 
   const std::string& name() const { return name_; }
+  // The socket the line's memory is on (HomedDistance); -1, the default:
+  // distances as DistanceOf gives them.
+  void set_home_socket(int socket) { home_ = socket; }
   // The CPU that wrote the line last; null if nobody has.
   const Cpu* last_writer() const { return writer_; }
 
@@ -68,6 +72,7 @@ class CacheLine {
 
   std::string name_;
   LockHandoffCosts costs_;
+  int home_ = -1;
   const Cpu* writer_ = nullptr;
   std::vector<const Cpu*> readers_;  // CPUs with a copy since the last write
   uint64_t accesses_ = 0;

@@ -131,6 +131,10 @@ class Spinlock {
   const LockStat& stat() const { return stat_; }
   void ResetStats() { stat_.Reset(); }
 
+  // The socket the lock word's memory is on (HomedDistance); -1, the
+  // default: distances as DistanceOf gives them.
+  void set_home_socket(int socket) { home_ = socket; }
+
  private:
   bool TryAcquireUncontended(Cpu& cpu) {
     if (owner_ != nullptr) return false;  // free implies no waiter
@@ -144,8 +148,8 @@ class Spinlock {
     prev_cpu_ = last_cpu_;
     last_cpu_ = &cpu;
   }
-  static int Distance(const Cpu& from, const Cpu& to) {
-    return &from == &to ? 0 : static_cast<int>(DistanceOf(from.place(), to.place()));
+  int Distance(const Cpu& from, const Cpu& to) const {
+    return &from == &to ? 0 : static_cast<int>(HomedDistance(from.place(), to.place(), home_));
   }
   sim::Time Transfer(const Cpu& from, const Cpu& to) const { return handoff_[Distance(from, to)]; }
   sim::Time NodeTransfer(const Cpu& from, const Cpu& to) const { return node_handoff_[Distance(from, to)]; }
@@ -169,6 +173,7 @@ class Spinlock {
   // Every distance costs the same: a hand-off needs no distance (and
   // lock_stat's contentions_by stays empty).
   bool flat_;
+  int home_ = -1;
   Cpu* owner_ = nullptr;     // holder, or the waiter the lock is passing to
   Cpu* last_cpu_ = nullptr;  // CPU of the last acquisition
   Cpu* prev_cpu_ = nullptr;  // CPU of the acquisition before the owner's

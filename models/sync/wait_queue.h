@@ -75,6 +75,8 @@ class WaitQueue {
   // wq_head->lock, for its lock_stat row.
   const Spinlock& lock() const { return lock_; }
   void ResetStats() { lock_.ResetStats(); }
+  // The socket the queue's lock word is on (Spinlock::set_home_socket).
+  void set_home_socket(int socket) { lock_.set_home_socket(socket); }
 
   // waitqueue_active(): whether an entry is queued, without cost.
   bool active() const { return head_ != nullptr; }
