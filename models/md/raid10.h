@@ -121,6 +121,9 @@ struct Raid10Params {
   // The socket struct r10conf's memory (and so every shared line and lock
   // word here) is on; -1: not modeled (HomedDistance).
   int home_socket = -1;
+  // What-if: every shared line's transfers queue behind the one in flight
+  // (CacheLine::set_serialized).
+  bool serialize_lines = false;
 };
 
 class Raid10 final : public BlockStack {

@@ -25,6 +25,12 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
   if (!here) {
     const CpuDistance d = HomedDistance(writer_->place(), cpu.place(), home_);
     cost = costs_.Of(d);
+    if (serialized_) {
+      const sim::Time now = cpu.sim().Now();
+      const sim::Time start = std::max(now, free_at_);
+      free_at_ = start + cost;
+      cost = free_at_ - now;
+    }
     ++transfers_;
     ++transfers_by_[static_cast<int>(d)];
   }

@@ -170,6 +170,7 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m,
   models::Raid10Params params;
   params.unplug_wake_up_barrier = r.unplug_wake_up_barrier();
   params.home_socket = r.home_socket();
+  params.serialize_lines = r.serialize_lines();
   return std::make_unique<Raid10Stack>(m, c, b, params, lines, wait_lock, k);
 }
 

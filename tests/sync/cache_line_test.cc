@@ -138,5 +138,19 @@ TEST(CacheLineTest, AHomeSocketMakesTheOtherSocketsLlcPairsCostACrossSocketMove)
   EXPECT_EQ(plain.ReadCost(m.cpu(3)), costs.same_socket.value);
 }
 
+// Serialized (the what-if): two CPUs that want the line at once take turns;
+// the second pays the first's transfer as well as its own.
+TEST(CacheLineTest, ASerializedLineQueuesATransferBehindTheOneInFlight) {
+  Machine m(TwoSocketPlaces());
+  const LockHandoffCosts costs = EpycRomeHandoffCosts();
+  CacheLine line("line", costs);
+  line.set_serialized(true);
+  EXPECT_EQ(line.WriteCost(m.cpu(0)), costs.same_cpu.value);
+  // At time zero, CPU 6 (the other socket) and CPU 4 (another LLC) ask.
+  EXPECT_EQ(line.WriteCost(m.cpu(6)), costs.other_socket.value);
+  EXPECT_EQ(line.WriteCost(m.cpu(4)), costs.other_socket.value + costs.other_socket.value);
+  EXPECT_EQ(line.transfers(), 2u);
+}
+
 }  // namespace
 }  // namespace models
