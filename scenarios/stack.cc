@@ -22,8 +22,8 @@ absl::StatusOr<std::unique_ptr<Machine>> Machine::Make(sim::Simulator& sim, cons
   const int llcs = t.sockets() * t.llcs_per_socket();
   if (n % (llcs * t.threads_per_core()) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "field 'platform.topology': ", n, " CPUs do not divide into ", t.sockets(), " socket(s) x ",
-        t.llcs_per_socket(), " LLC(s) x cores of ", t.threads_per_core(), " thread(s)"));
+        "field 'platform.topology': ", n, " CPUs (field 'platform.cpus') do not divide into ", t.sockets(),
+        " socket(s) x ", t.llcs_per_socket(), " LLC(s) x cores of ", t.threads_per_core(), " thread(s)"));
   }
   const int per_llc = n / llcs;
   for (int i = 0; i < n; ++i) {
@@ -57,8 +57,9 @@ absl::Span<const StackPart> StackParts() {
       stacks::NvmePart(),
       stacks::VirtioBlkPart(),
       stacks::VirtioBlkMqPart(),
+      stacks::Raid10Part(),
   };
-  return absl::MakeConstSpan(parts, 3);
+  return absl::MakeConstSpan(parts, 4);
 }
 
 absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s) {

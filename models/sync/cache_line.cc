@@ -23,8 +23,14 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
   const bool here = write ? (writer_ == nullptr || writer_ == &cpu) : HasCopy(cpu);
   sim::Time cost = costs_.same_cpu.value;
   if (!here) {
-    const CpuDistance d = DistanceOf(writer_->place(), cpu.place());
+    const CpuDistance d = HomedDistance(writer_->place(), cpu.place(), home_);
     cost = costs_.Of(d);
+    if (serialized_) {
+      const sim::Time now = cpu.sim().Now();
+      const sim::Time start = std::max(now, free_at_);
+      free_at_ = start + cost;
+      cost = free_at_ - now;
+    }
     ++transfers_;
     ++transfers_by_[static_cast<int>(d)];
   }

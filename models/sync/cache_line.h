@@ -15,9 +15,12 @@
 // the caller's CPU, in its context). A line nobody wrote yet is local
 // everywhere.
 //
-// Not modeled: the wait of an access behind another CPU's transfer of the
-// same line (concurrent accesses each pay their own transfer), the cost of
-// invalidating readers' copies, and where the line's memory lives.
+// Not modeled by default: the wait of an access behind another CPU's
+// transfer of the same line (concurrent accesses each pay their own
+// transfer); set_serialized(true) adds it, as a what-if: a transfer starts
+// once the one in flight has ended, and the access pays its wait too. Not
+// modeled: the cost of invalidating readers' copies. Where the line's
+// memory lives counts only when a home socket is set.
 #ifndef VIOSIM_MODELS_SYNC_CACHE_LINE_H_
 #define VIOSIM_MODELS_SYNC_CACHE_LINE_H_
 
@@ -39,6 +42,11 @@ class CacheLine {
   CacheLine& operator=(const CacheLine&) = delete;
 
   const std::string& name() const { return name_; }
+  // The socket the line's memory is on (HomedDistance); -1, the default:
+  // distances as DistanceOf gives them.
+  void set_home_socket(int socket) { home_ = socket; }
+  // Whether a transfer waits for the one in flight (see the file comment).
+  void set_serialized(bool on) { serialized_ = on; }
   // The CPU that wrote the line last; null if nobody has.
   const Cpu* last_writer() const { return writer_; }
 
@@ -46,6 +54,12 @@ class CacheLine {
   Cpu::WorkAwaiter Read(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/false)); }
   Cpu::WorkAwaiter Write(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
   Cpu::WorkAwaiter AtomicRmw(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
+
+  // The same accesses for a caller that charges them together with its own
+  // work in one Run: the line's state changes now and the access's cost is
+  // returned (`co_await cpu.Run(work + line.ReadCost(cpu))`).
+  sim::Time ReadCost(Cpu& cpu) { return Access(cpu, /*write=*/false); }
+  sim::Time WriteCost(Cpu& cpu) { return Access(cpu, /*write=*/true); }
 
   // Counters since the last ResetStats.
   uint64_t accesses() const { return accesses_; }
@@ -62,6 +76,9 @@ class CacheLine {
 
   std::string name_;
   LockHandoffCosts costs_;
+  int home_ = -1;
+  bool serialized_ = false;
+  sim::Time free_at_;  // serialized: when the transfer in flight ends
   const Cpu* writer_ = nullptr;
   std::vector<const Cpu*> readers_;  // CPUs with a copy since the last write
   uint64_t accesses_ = 0;

@@ -55,8 +55,8 @@ LockHandoffCosts EpycRomeHandoffCosts() {
                    {SourceKind::kDerived,
                     "Cores on other CCDs of socket 0, median 132 ns (99-141), same 7702 matrix; another "
                     "CCX of the same CCD is 119 ns. On socket 1 the same kind of pair costs 220-234 ns, "
-                    "like a cross-socket pair: the bounced line's home node is on socket 0. Give "
-                    "such CPUs other_socket distances to model that"}};
+                    "like a cross-socket pair: the bounced line's home node is on socket 0. "
+                    "HomedDistance gives such pairs other_socket's cost for a line with a home socket"}};
   c.other_socket = {Time::Nanos(233),
                     {SourceKind::kDerived,
                      "Pairs across the two sockets, median 233 ns (10th percentile 224, 90th 246), "

@@ -49,6 +49,16 @@ struct LockHandoffCosts {
   static LockHandoffCosts Uniform(sim::Time t, Source source = {SourceKind::kDefined, "one hand-off cost"});
 };
 
+// The distance a line travels from `from` to `to` when its memory is homed
+// on socket `home` (-1: not modeled): two LLCs of a socket other than the
+// home socket talk through the home socket's directory, so such a pair
+// costs what a pair across sockets does (the 2x EPYC matrices show it:
+// handoff_costs.cc). Otherwise DistanceOf(from, to).
+inline CpuDistance HomedDistance(const CpuPlace& from, const CpuPlace& to, int home) {
+  const CpuDistance d = DistanceOf(from, to);
+  return home >= 0 && d == CpuDistance::kSocket && from.socket != home ? CpuDistance::kRemote : d;
+}
+
 // 2x AMD EPYC 7702 (Rome, Zen 2): four cores per CCX share an L3; a socket
 // has sixteen CCXs.
 LockHandoffCosts EpycRomeHandoffCosts();

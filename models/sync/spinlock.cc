@@ -19,7 +19,11 @@ Spinlock::Spinlock(sim::Simulator& sim, std::string name, sim::Time handoff)
     : Spinlock(sim, std::move(name), SpinlockKind::kTicket, LockHandoffCosts::Uniform(handoff)) {}
 
 Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff)
-    : sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()) {
+    : Spinlock(sim, std::move(name), kind, handoff, handoff) {}
+
+Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff,
+                   const LockHandoffCosts& node)
+    : sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()), node_handoff_(node.Table()) {
   flat_ = std::count(handoff_.begin(), handoff_.end(), handoff_[0]) == kCpuDistances;
 }
 
@@ -39,7 +43,7 @@ void Spinlock::EnqueueQueued(Awaiter* a, sim::Time now) {
   if (head_ != nullptr) {
     a->ready_at_ = sim::Time::Max();
   } else if (now < mcs_until_) {
-    a->ready_at_ = mcs_until_ + Transfer(*mcs_cpu_, *a->cpu_);
+    a->ready_at_ = mcs_until_ + NodeTransfer(*mcs_cpu_, *a->cpu_);
   } else {
     a->ready_at_ = now;
   }
@@ -52,7 +56,7 @@ void Spinlock::EnqueueQueued(Awaiter* a, sim::Time now) {
 // it.
 void Spinlock::PassHeadRole(const Awaiter& head, sim::Time at) {
   if (head_ != nullptr) {
-    head_->ready_at_ = at + Transfer(*head.cpu_, *head_->cpu_);
+    head_->ready_at_ = at + NodeTransfer(*head.cpu_, *head_->cpu_);
   } else {
     mcs_until_ = at;
     mcs_cpu_ = head.cpu_;

@@ -59,6 +59,11 @@ class Spinlock {
   // A lock of `kind` whose hand-off costs the line transfer from the
   // releasing CPU to the next owner's.
   Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff);
+  // The same, with qspinlock's MCS node hand-off (the head role passed to
+  // the successor's node, a line of its own) costing `node` rather than
+  // `handoff` (which then stands for the lock word's moves alone).
+  Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff,
+           const LockHandoffCosts& node);
   Spinlock(const Spinlock&) = delete;
   Spinlock& operator=(const Spinlock&) = delete;
 
@@ -126,6 +131,10 @@ class Spinlock {
   const LockStat& stat() const { return stat_; }
   void ResetStats() { stat_.Reset(); }
 
+  // The socket the lock word's memory is on (HomedDistance); -1, the
+  // default: distances as DistanceOf gives them.
+  void set_home_socket(int socket) { home_ = socket; }
+
  private:
   bool TryAcquireUncontended(Cpu& cpu) {
     if (owner_ != nullptr) return false;  // free implies no waiter
@@ -139,10 +148,11 @@ class Spinlock {
     prev_cpu_ = last_cpu_;
     last_cpu_ = &cpu;
   }
-  static int Distance(const Cpu& from, const Cpu& to) {
-    return &from == &to ? 0 : static_cast<int>(DistanceOf(from.place(), to.place()));
+  int Distance(const Cpu& from, const Cpu& to) const {
+    return &from == &to ? 0 : static_cast<int>(HomedDistance(from.place(), to.place(), home_));
   }
   sim::Time Transfer(const Cpu& from, const Cpu& to) const { return handoff_[Distance(from, to)]; }
+  sim::Time NodeTransfer(const Cpu& from, const Cpu& to) const { return node_handoff_[Distance(from, to)]; }
   void Enqueue(Awaiter* a, std::coroutine_handle<> h);
   // qspinlock's slow path: the pending bit, or the MCS queue.
   void EnqueueQueued(Awaiter* a, sim::Time now);
@@ -159,9 +169,11 @@ class Spinlock {
   std::string name_;
   SpinlockKind kind_;
   std::array<sim::Time, kCpuDistances> handoff_;  // by CpuDistance
+  std::array<sim::Time, kCpuDistances> node_handoff_;  // MCS node hand-off, by CpuDistance
   // Every distance costs the same: a hand-off needs no distance (and
   // lock_stat's contentions_by stays empty).
   bool flat_;
+  int home_ = -1;
   Cpu* owner_ = nullptr;     // holder, or the waiter the lock is passing to
   Cpu* last_cpu_ = nullptr;  // CPU of the last acquisition
   Cpu* prev_cpu_ = nullptr;  // CPU of the acquisition before the owner's

@@ -10,6 +10,10 @@ WaitQueue::WaitQueue(sim::Simulator& sim, std::string name, SpinlockKind lock_ki
                      const LockHandoffCosts& handoff, sim::Time has_sleeper)
     : lock_(sim, std::move(name), lock_kind, handoff), has_sleeper_(has_sleeper) {}
 
+WaitQueue::WaitQueue(sim::Simulator& sim, std::string name, const LockHandoffCosts& handoff,
+                     const LockHandoffCosts& node, sim::Time has_sleeper)
+    : lock_(sim, std::move(name), SpinlockKind::kQueued, handoff, node), has_sleeper_(has_sleeper) {}
+
 bool WaitQueue::Queued(const Task& task) const {
   auto it = entries_.find(&task);
   return it != entries_.end() && it->second.queued;
@@ -22,7 +26,10 @@ sim::Task WaitQueue::Prepare(Cpu& cpu, Task& task, Task::State state, bool exclu
   e.exclusive = exclusive;
   co_await lock_.LockIrqSave(cpu);
   // __add_wait_queue_entry_tail() / __add_wait_queue().
-  if (!e.queued) InsertBefore(e, exclusive ? nullptr : head_);
+  if (!e.queued) {
+    if (head_line_ != nullptr) co_await cpu.Run(head_line_->WriteCost(cpu));
+    InsertBefore(e, exclusive ? nullptr : head_);
+  }
   task.SetState(state);  // set_current_state()
   lock_.UnlockIrqRestore(cpu);
 }
@@ -33,7 +40,10 @@ sim::Task WaitQueue::FinishWait(Cpu& cpu, Task& task) {
   auto it = entries_.find(&task);
   if (it == entries_.end() || !it->second.queued) co_return;  // list_empty_careful()
   co_await lock_.LockIrqSave(cpu);
-  if (it->second.queued) Remove(it->second);
+  if (it->second.queued) {
+    if (head_line_ != nullptr) co_await cpu.Run(head_line_->WriteCost(cpu));
+    Remove(it->second);
+  }
   lock_.UnlockIrqRestore(cpu);
 }
 
@@ -43,12 +53,16 @@ sim::Task WaitQueue::FinishWait(Cpu& cpu, Task& task) {
 sim::Task WaitQueue::WakeUp(Cpu& cpu, int nr_exclusive) {
   Scheduler& sched = *cpu.scheduler();
   co_await lock_.LockIrqSave(cpu);
+  if (head_line_ != nullptr) co_await cpu.Run(walk_ + head_line_->ReadCost(cpu));
   // The list holds still meanwhile: changing it takes the lock we hold.
   for (Entry* e = head_; e != nullptr;) {
     Entry* next = e->next;
     bool woken = false;
     co_await sched.TryToWakeUp(*e->task, cpu, &woken);
-    if (woken) Remove(*e);
+    if (woken) {
+      if (head_line_ != nullptr) co_await cpu.Run(head_line_->WriteCost(cpu));
+      Remove(*e);
+    }
     if (woken && e->exclusive && --nr_exclusive == 0) break;
     e = next;
   }

@@ -38,6 +38,7 @@
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/task.h"
+#include "models/sync/cache_line.h"
 #include "models/sync/handoff_costs.h"
 #include "models/sync/spinlock.h"
 #include "sim/simulator.h"
@@ -53,13 +54,29 @@ class WaitQueue {
   // memory barrier and the list check), zero to leave it out.
   WaitQueue(sim::Simulator& sim, std::string name, SpinlockKind lock_kind, const LockHandoffCosts& handoff,
             sim::Time has_sleeper = sim::Time::Zero());
+  // The same with a qspinlock whose MCS node hand-off costs `node` and
+  // whose lock word's hand-off costs `handoff` (spinlock.h).
+  WaitQueue(sim::Simulator& sim, std::string name, const LockHandoffCosts& handoff, const LockHandoffCosts& node,
+            sim::Time has_sleeper);
   WaitQueue(const WaitQueue&) = delete;
   WaitQueue& operator=(const WaitQueue&) = delete;
 
   const std::string& name() const { return lock_.name(); }
+
+  // Optional, for callers whose queue head is a contended line: the cache
+  // line of the list head (`line`, which the caller owns), read by
+  // HasSleeper and by WakeUp's walk, written whenever an entry is
+  // queued or removed; and `walk`, __wake_up_common's
+  // own work under the lock. Unset: the head costs nothing.
+  void set_head(CacheLine* line, sim::Time walk) {
+    head_line_ = line;
+    walk_ = walk;
+  }
   // wq_head->lock, for its lock_stat row.
   const Spinlock& lock() const { return lock_; }
   void ResetStats() { lock_.ResetStats(); }
+  // The socket the queue's lock word is on (Spinlock::set_home_socket).
+  void set_home_socket(int socket) { lock_.set_home_socket(socket); }
 
   // waitqueue_active(): whether an entry is queued, without cost.
   bool active() const { return head_ != nullptr; }
@@ -104,7 +121,10 @@ class WaitQueue {
     Cpu::WorkAwaiter barrier_;
     const WaitQueue* wq_;
   };
-  HasSleeperAwaiter HasSleeper(Cpu& cpu) const { return HasSleeperAwaiter(cpu.Run(has_sleeper_), this); }
+  HasSleeperAwaiter HasSleeper(Cpu& cpu) const {
+    const sim::Time line = head_line_ != nullptr ? head_line_->ReadCost(cpu) : sim::Time::Zero();
+    return HasSleeperAwaiter(cpu.Run(has_sleeper_ + line), this);
+  }
 
  private:
   // struct wait_queue_entry, with its list link.
@@ -122,6 +142,8 @@ class WaitQueue {
 
   Spinlock lock_;
   sim::Time has_sleeper_;
+  CacheLine* head_line_ = nullptr;
+  sim::Time walk_;
   std::unordered_map<const Task*, Entry> entries_;  // one per task; stable addresses
   Entry* head_ = nullptr;
   Entry* tail_ = nullptr;

@@ -14,6 +14,9 @@ StackPart VirtioBlkPart();
 // stack.virtio_blk_mq: an x86 guest's multiqueue virtio_blk with polling,
 // one QEMU IOThread and an NVMe device (the blk-poll case).
 StackPart VirtioBlkMqPart();
+// stack.raid10: md raid10 near-2 over two brd ramdisks on a bare-metal host
+// (the raid10-unplug case).
+StackPart Raid10Part();
 
 }  // namespace viosim::stacks
 

@@ -152,12 +152,10 @@ void Sweep(const std::string& scenario) {
     std::vector<Target> targets;
     Collect(*plain, "", &targets);
     ASSERT_FALSE(targets.empty());
-    // 200 simulated microseconds per run.
-    // A workload measured by the run block (not fio's own rules).
-    const bool run_block = plain->workload().has_lockbench() || plain->workload().has_iperf();
-    const std::vector<std::string> brief =
-        run_block ? std::vector<std::string>{"run.warmup=0ns", "run.duration=200us"}
-                  : std::vector<std::string>{"workload.fio.max_group_time=200us"};
+    // 200 simulated microseconds per run: the run block rules `viosim run`
+    // (every workload), max_group_time `viosim fio` on a stack scenario.
+    std::vector<std::string> brief = {"run.warmup=0ns", "run.duration=200us"};
+    if (plain->workload().has_fio()) brief.push_back("workload.fio.max_group_time=200us");
     absl::StatusOr<fio::JobFile> stack_job = fio::ParseJobText("stack_job.fio", kStackJob, "");
     ASSERT_TRUE(stack_job.ok()) << stack_job.status();
     for (const Target& t : targets) {

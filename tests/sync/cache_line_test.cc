@@ -120,5 +120,37 @@ TEST(CacheLineTest, AtomicsTakingTurnsAcrossSocketsMoveTheLineEveryTime) {
   }
 }
 
+// A line homed on socket 0: two LLCs of socket 1 move it at the
+// cross-socket cost, two LLCs of socket 0 at the same-socket one; the cost
+// returned for the caller's own Run is the same as the access's.
+TEST(CacheLineTest, AHomeSocketMakesTheOtherSocketsLlcPairsCostACrossSocketMove) {
+  const std::vector<CpuPlace> places = {{0, 0, 0}, {0, 1, 1}, {1, 2, 2}, {1, 3, 3}};
+  Machine m(places);
+  const LockHandoffCosts costs = EpycRomeHandoffCosts();
+  CacheLine homed("homed", costs), plain("plain", costs);
+  homed.set_home_socket(0);
+  EXPECT_EQ(homed.WriteCost(m.cpu(0)), costs.same_cpu.value);  // nobody wrote it yet
+  EXPECT_EQ(homed.WriteCost(m.cpu(1)), costs.same_socket.value);
+  EXPECT_EQ(homed.WriteCost(m.cpu(2)), costs.other_socket.value);
+  EXPECT_EQ(homed.ReadCost(m.cpu(3)), costs.other_socket.value);
+  EXPECT_EQ(homed.transfers_at(CpuDistance::kRemote), 2u);
+  plain.WriteCost(m.cpu(2));
+  EXPECT_EQ(plain.ReadCost(m.cpu(3)), costs.same_socket.value);
+}
+
+// Serialized (the what-if): two CPUs that want the line at once take turns;
+// the second pays the first's transfer as well as its own.
+TEST(CacheLineTest, ASerializedLineQueuesATransferBehindTheOneInFlight) {
+  Machine m(TwoSocketPlaces());
+  const LockHandoffCosts costs = EpycRomeHandoffCosts();
+  CacheLine line("line", costs);
+  line.set_serialized(true);
+  EXPECT_EQ(line.WriteCost(m.cpu(0)), costs.same_cpu.value);
+  // At time zero, CPU 6 (the other socket) and CPU 4 (another LLC) ask.
+  EXPECT_EQ(line.WriteCost(m.cpu(6)), costs.other_socket.value);
+  EXPECT_EQ(line.WriteCost(m.cpu(4)), costs.other_socket.value + costs.other_socket.value);
+  EXPECT_EQ(line.transfers(), 2u);
+}
+
 }  // namespace
 }  // namespace models

@@ -1,0 +1,240 @@
+// md raid10 with two devices in the near-2 layout (every block on both)
+// over two brd ramdisks, as of Linux 6.4 (drivers/md/raid10.c, raid1-10.c,
+// md.c), under the direct-I/O path of the array's block device file
+// (block/fops.c) as fio's libaio engine drives it.
+//
+// Each kernel function on the path is one coroutine, in its C source's
+// order, run by the submitting task on its CPU: brd completes every bio
+// inside its own submit_bio, so an I/O is submitted, copied and completed
+// within the task's io_submit -- no interrupt, no md thread, no sleep.
+//
+//   read   blkdev_read_iter -> __blkdev_direct_IO_async -> submit_bio ->
+//          md_submit_bio -> raid10_make_request -> __make_request ->
+//          raid10_read_request: wait_barrier (conf->nr_pending +1),
+//          read_balance (each mirror's head_position and rdev->nr_pending
+//          read, the chosen rdev's +1), the member bio cloned and queued
+//          on current->bio_list; wake_up_barrier at the end of
+//          raid10_make_request; then the queued bio goes to brd, whose
+//          bio_endio runs raid10_end_read_request: update_head_pos (a
+//          write of conf->mirrors), raid_end_bio_io (the aio completion,
+//          allow_barrier: conf->nr_pending -1, free_r10bio),
+//          rdev_dec_pending.
+//   write  blkdev_write_iter opens a plug; raid10_write_request:
+//          wait_barrier, each rdev's nr_pending +1, and per mirror
+//          raid10_write_one_disk: a clone, blk_check_plugged (the first
+//          call kzallocs the raid10_plug_cb: once per write here), the
+//          clone on the plug's list. blk_finish_plug runs raid10_unplug:
+//          wake_up(&conf->wait_barrier) -- spin_lock_irqsave on the wait
+//          queue's lock with nobody waiting -- or, after commit
+//          a8d5fdd4d270, wake_up_barrier(conf) (wq_has_sleeper, no lock);
+//          then both clones go to brd, each ending in
+//          raid10_end_write_request (update_head_pos, one_write_done,
+//          rdev_dec_pending); the second one_write_done ends the master
+//          (raid_end_bio_io); kfree of the plug callback.
+//
+// Shared lines (CacheLine: an access pays the move of the line from the
+// CPU that wrote it last, by distance): conf->nr_pending, conf->mirrors
+// (both mirrors' head_position, 32-byte raid10_info entries in one line),
+// each rdev's nr_pending, the seqcount of conf->resync_lock with
+// conf->barrier (read only here), conf->device_lock, and the wait queue's
+// list head. The wait queue's spinlock is a qspinlock whose contended
+// hand-offs cost the lock word's transfers (LockHandoffCosts given by the
+// caller).
+//
+// Kept as in the source but not reached by this workload: wait_barrier's
+// slow path under conf->resync_lock (only with a barrier raised by resync,
+// recovery or freeze_array) and raid10_unplug's from_schedule branch with
+// conf->device_lock (a task that sleeps holding its plug; fio never sleeps
+// inside io_submit on brd). With no barrier ever raised, nobody sleeps on
+// conf->wait_barrier.
+//
+// The kernel's code here runs with preemption off (PREEMPT_VOLUNTARY; the
+// cond_resched in raid10_unplug's loop is not a switch point here).
+#ifndef VIOSIM_MODELS_MD_RAID10_H_
+#define VIOSIM_MODELS_MD_RAID10_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/block/block_stack.h"
+#include "models/cpu/cpu.h"
+#include "models/cpu/param.h"
+#include "models/md/brd.h"
+#include "models/sync/cache_line.h"
+#include "models/sync/handoff_costs.h"
+#include "models/sync/spinlock.h"
+#include "models/sync/wait_queue.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace models {
+
+// CPU costs of the path, per call, without the shared lines' transfers
+// (charged by the lines themselves).
+struct Raid10Costs {
+  // Above md (block/fops.c, fs/aio.c).
+  // blkdev_{read,write}_iter and __blkdev_direct_IO_async: the bio's
+  // allocation, the user page pinned, submit_bio's entry.
+  Param<sim::Time> dio_submit;
+  // blkdev_bio_end_io_async: the aio completion (the event into the ring),
+  // the page released, bio_put.
+  Param<sim::Time> dio_complete;
+  // blk_start_plug and blk_finish_plug (flush_plug_callbacks' list walk),
+  // around every write.
+  Param<sim::Time> plug;
+  // md: md_submit_bio, md_handle_request, raid10_make_request,
+  // __make_request (an r10bio from its mempool, its fields set).
+  Param<sim::Time> make_request;
+  // wait_barrier_nolock's seqcount reads and READ_ONCE(conf->barrier),
+  // beside the line accesses.
+  Param<sim::Time> barrier_check;
+  // read_balance's own work: both copies' checks and distances.
+  Param<sim::Time> read_balance;
+  // raid10_find_phys, wait_blocked_dev and the copies loop of
+  // raid10_write_request.
+  Param<sim::Time> find_phys;
+  // bio_alloc_clone from the array's bio_set, per clone (md_account_bio's
+  // clone and each member bio).
+  Param<sim::Time> bio_clone;
+  // blk_check_plugged's kzalloc of a raid10_plug_cb and its list add.
+  Param<sim::Time> plug_cb_alloc;
+  // kfree of it at the end of raid10_unplug.
+  Param<sim::Time> plug_cb_free;
+  // raid10_end_{read,write}_request's own work (find_bio_disk, status).
+  Param<sim::Time> end_request;
+  // raid_end_bio_io: bio_endio of the master (md_end_io_acct), close_write,
+  // free_r10bio (mempool_free).
+  Param<sim::Time> end_bio_io;
+  // wq_has_sleeper: smp_mb() and the list check.
+  Param<sim::Time> has_sleeper;
+  // __wake_up_common's walk of the list under the queue's lock.
+  Param<sim::Time> wake_up_walk;
+};
+
+struct Raid10Params {
+  // Commit a8d5fdd4d270 (Linux 6.5): raid10_unplug calls
+  // wake_up_barrier(conf) instead of wake_up(&conf->wait_barrier).
+  bool unplug_wake_up_barrier = false;
+  // The socket struct r10conf's memory (and so every shared line and lock
+  // word here) is on; -1: not modeled (HomedDistance).
+  int home_socket = -1;
+  // What-if: every shared line's transfers queue behind the one in flight
+  // (CacheLine::set_serialized).
+  bool serialize_lines = false;
+};
+
+class Raid10 final : public BlockStack {
+ public:
+  static constexpr int kCopies = 2;
+
+  // `lines`: the shared lines' transfer costs (and the locks' MCS nodes');
+  // `wait_lock`: the lock word's hand-off in conf->wait_barrier's
+  // qspinlock.
+  Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& brd, const Raid10Params& params,
+         const LockHandoffCosts& lines, const LockHandoffCosts& wait_lock);
+  Raid10(const Raid10&) = delete;
+  Raid10& operator=(const Raid10&) = delete;
+  ~Raid10() override;
+
+  // The direct I/O of one request on /dev/md0 by the task running on
+  // `cpu`; it has completed (its sink was called) when this returns.
+  sim::Task Submit(Cpu& cpu, BlockRequest& rq, bool last) override;
+  // Nothing is ever left to poll: brd completes inside Submit.
+  sim::Task Poll(Cpu& cpu, BlockRequest& rq) override;
+  void ResetStats() override;
+
+  const Raid10Params& params() const { return params_; }
+  const WaitQueue& wait_barrier() const { return wait_barrier_; }
+  // The shared lines, in a fixed order for reports.
+  std::vector<const CacheLine*> lines() const;
+  const Brd& brd(int i) const { return *brds_[static_cast<size_t>(i)]; }
+
+  // Counters since the last ResetStats. Time is what the path charged on
+  // CPUs, by part (spinning on locks is the CPUs' own kSpin time).
+  struct Stats {
+    uint64_t reads = 0, writes = 0;
+    uint64_t plug_cbs = 0;          // raid10_plug_cb allocations
+    uint64_t unplugs = 0;           // raid10_unplug calls
+    uint64_t wake_up_locked = 0;    // wake_up(&conf->wait_barrier) calls (take the lock)
+    uint64_t has_sleeper_checks = 0;  // wake_up_barrier's wq_has_sleeper checks
+    sim::Time dio;  // direct I/O and aio above md
+    sim::Time md;   // md and raid10, shared lines included
+    sim::Time brd;  // brd_submit_bio: lookup and copy
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct Bio;
+  struct R10Bio;
+  struct PlugCb;
+  struct Plug;
+  struct BioList;
+
+  // block/fops.c and block/blk-core.c.
+  sim::Task BlkdevDirectIo(Cpu& cpu, BlockRequest& rq);
+  sim::Task BlkFinishPlug(Cpu& cpu, Plug& plug);
+  sim::Task SubmitBioNoacct(Cpu& cpu, Bio& bio);
+  // drivers/md.
+  sim::Task MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list);
+  sim::Task ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list);
+  sim::Task WaitBarrier(Cpu& cpu);
+  sim::Task AllowBarrier(Cpu& cpu);
+  sim::Task WakeUpBarrier(Cpu& cpu);
+  sim::Task WakeUp(Cpu& cpu);
+  sim::Task ReadBalance(Cpu& cpu, R10Bio& r10);
+  sim::Task WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug);
+  sim::Task WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug);
+  PlugCb* BlkCheckPlugged(Plug& plug, sim::Time* cost);
+  sim::Task Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule);
+  sim::Time UpdateHeadPos(Cpu& cpu, const Bio& bio);
+  sim::Time RdevDecPending(Cpu& cpu, int dev);
+  sim::Task EndReadRequest(Cpu& cpu, Bio& bio);
+  sim::Task EndWriteRequest(Cpu& cpu, Bio& bio);
+  sim::Task OneWriteDone(Cpu& cpu, R10Bio& r10);
+  sim::Task RaidEndBioIo(Cpu& cpu, R10Bio& r10);
+
+  // Charges `t` of md's work on `cpu`.
+  Cpu::WorkAwaiter Md(Cpu& cpu, sim::Time t) {
+    stats_.md += t;
+    return cpu.Run(t);
+  }
+  // Adds to md's time what `cpu` spent since `since` not spinning (a
+  // wake-up's lock and list), unless the counters were reset meanwhile.
+  void AddMd(sim::Time since, sim::Time spin_since, const Cpu& cpu, uint64_t epoch);
+
+  R10Bio* AllocR10Bio();
+  void FreeR10Bio(R10Bio* r10);
+
+  sim::Simulator* sim_;
+  Raid10Costs costs_;
+  Raid10Params params_;
+  std::array<std::unique_ptr<Brd>, kCopies> brds_;
+  // struct r10conf and its members' shared state.
+  WaitQueue wait_barrier_;
+  CacheLine wait_barrier_head_;
+  Spinlock resync_lock_;
+  CacheLine resync_seq_;  // conf->resync_lock's seqcount and conf->barrier
+  int barrier_ = 0;
+  Spinlock device_lock_;
+  CacheLine device_lock_line_;
+  CacheLine nr_pending_;
+  int64_t nr_pending_count_ = 0;
+  CacheLine mirrors_;  // conf->mirrors[]: head_position of each mirror
+  std::array<uint64_t, kCopies> head_position_{};
+  std::array<std::unique_ptr<CacheLine>, kCopies> rdev_pending_;
+  std::array<int64_t, kCopies> rdev_pending_count_{};
+  // Pools (mempool_alloc / kzalloc without allocation in steady state).
+  std::vector<std::unique_ptr<R10Bio>> r10_all_;
+  std::vector<R10Bio*> r10_free_;
+  std::vector<std::unique_ptr<PlugCb>> cb_all_;
+  std::vector<PlugCb*> cb_free_;
+  Stats stats_;
+  uint64_t epoch_ = 0;  // ResetStats calls
+};
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_MD_RAID10_H_

@@ -1,0 +1,183 @@
+// stack.raid10: md raid10 (near-2) over two brd ramdisks on a bare-metal
+// host, Linux 6.4 (models/md): the raid10-unplug case.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "models/md/raid10.h"
+#include "models/sync/handoff_costs.h"
+#include "scenarios/stacks/parts.h"
+
+namespace viosim::stacks {
+namespace {
+
+// The shared lines' short names in metric names, in Raid10::lines() order.
+const char* const kLineNames[] = {"nr_pending", "head_position", "rdev0_nr_pending", "rdev1_nr_pending",
+                                  "wait_barrier_head", "resync_seqcount", "device_lock"};
+
+class Raid10Stack final : public BuiltStack {
+ public:
+  Raid10Stack(Machine& m, const models::Raid10Costs& costs, const models::BrdCosts& brd,
+              const models::Raid10Params& params, const models::LockHandoffCosts& lines,
+              const models::LockHandoffCosts& wait_lock, double lock_word_transfers)
+      : machine_(&m),
+        raid_(m.sim(), costs, brd, params, lines, wait_lock),
+        lock_word_transfers_(lock_word_transfers) {}
+
+  models::BlockStack& block() override { return raid_; }
+
+  std::vector<sim::RatioMetric> Metrics() override {
+    auto ios = [this] { return static_cast<double>(raid_.stats().reads + raid_.stats().writes); };
+    auto writes = [this] { return static_cast<double>(raid_.stats().writes); };
+    auto cpu_s = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
+    const models::LockStat& wq = raid_.wait_barrier().lock().stat();
+    std::vector<sim::RatioMetric> m = {
+        {"wait_barrier_lock_per_io", [&wq] { return static_cast<double>(wq.acquisitions); }, ios, 1},
+        {"wait_barrier_contention_pct", [&wq] { return static_cast<double>(wq.contentions); },
+         [&wq] { return static_cast<double>(wq.acquisitions); }, 100},
+        {"wait_barrier_wait_us_per_io", [&wq] { return wq.wait.sum(); }, ios, 1e-6},
+        // The lock word moves lock_word_transfers times per contended
+        // hand-off.
+        {"xfer_per_io_wait_barrier_lock",
+         [this, &wq] { return lock_word_transfers_ * static_cast<double>(wq.contentions); }, ios, 1},
+    };
+    const std::vector<const models::CacheLine*> lines = raid_.lines();
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const models::CacheLine* l = lines[i];
+      m.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), [l] { return static_cast<double>(l->transfers()); },
+                   ios, 1});
+    }
+    m.push_back({"plug_cbs_per_write", [this] { return static_cast<double>(raid_.stats().plug_cbs); }, writes, 1});
+    // Where the CPUs' time goes: counted by the path as it charges it
+    // (md, brd, direct I/O), and from the CPUs' own accounting (spinning,
+    // fio's user time, the rest of system time: syscall entry and exit,
+    // aio's per-iocb and per-event work, context switches; idle).
+    auto s = [](sim::Time t) { return t.ToSeconds(); };
+    m.push_back({"md_cpu_pct", [this, s] { return s(raid_.stats().md); }, cpu_s, 100});
+    m.push_back({"brd_cpu_pct", [this, s] { return s(raid_.stats().brd); }, cpu_s, 100});
+    m.push_back({"dio_cpu_pct", [this, s] { return s(raid_.stats().dio); }, cpu_s, 100});
+    m.push_back({"spin_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kSpin); }, cpu_s, 100});
+    m.push_back({"fio_user_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kUser); }, cpu_s, 100});
+    m.push_back({"other_sys_cpu_pct",
+                 [this, s] {
+                   const models::Raid10::Stats& st = raid_.stats();
+                   return machine_->TimeInS(models::CpuTime::kSystem) - s(st.md) - s(st.dio) - s(st.brd);
+                 },
+                 cpu_s, 100});
+    m.push_back({"idle_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kIdle); }, cpu_s, 100});
+    return m;
+  }
+
+  std::vector<std::pair<std::string, models::LockStat>> Locks() override {
+    return {{"&conf->wait_barrier", raid_.wait_barrier().lock().stat()}};
+  }
+  void ResetStats() override { raid_.ResetStats(); }
+
+  // conf->wait_barrier's lock bounds the run when nearly every acquisition
+  // finds it taken (a queue always waits); otherwise the CPUs do, when
+  // they are busy.
+  std::optional<Bound> BoundNow() override {
+    const models::LockStat& wq = raid_.wait_barrier().lock().stat();
+    const double cpu_s = machine_->ElapsedS() * machine_->ncpus();
+    if (cpu_s <= 0) return std::nullopt;
+    const double spin = 100 * machine_->TimeInS(models::CpuTime::kSpin) / cpu_s;
+    const double busy = 100 - 100 * machine_->TimeInS(models::CpuTime::kIdle) / cpu_s;
+    const double contended = wq.acquisitions > 0 ? 100.0 * wq.contentions / wq.acquisitions : 0;
+    if (contended >= kSaturatedPct) {
+      return Bound{"wait_barrier_lock",
+                   absl::StrFormat("conf->wait_barrier's lock (%.2f%% of acquisitions contended, CPUs spinning "
+                                   "%.1f%% of their time)",
+                                   contended, spin)};
+    }
+    if (busy >= kSaturatedPct) {
+      return Bound{"cpu", absl::StrFormat("the CPUs (busy %.2f%%, spinning %.1f%%; wait_barrier lock contended "
+                                          "on %.1f%% of acquisitions)",
+                                          busy, spin, contended)};
+    }
+    return Bound{"per_io_latency", absl::StrFormat("per-I/O latency (CPUs busy %.1f%%)", busy)};
+  }
+
+ private:
+  Machine* machine_;
+  models::Raid10 raid_;
+  double lock_word_transfers_;
+};
+
+std::vector<std::string> Names() {
+  std::vector<std::string> n = {"wait_barrier_lock_per_io", "wait_barrier_contention_pct",
+                                "wait_barrier_wait_us_per_io", "xfer_per_io_wait_barrier_lock"};
+  for (const char* l : kLineNames) n.push_back(absl::StrCat("xfer_per_io_", l));
+  for (const char* c : {"plug_cbs_per_write", "md_cpu_pct", "brd_cpu_pct", "dio_cpu_pct", "spin_cpu_pct",
+                        "fio_user_cpu_pct", "other_sys_cpu_pct", "idle_cpu_pct"}) {
+    n.push_back(c);
+  }
+  return n;
+}
+
+models::Param<sim::Time> Scaled(const models::Param<sim::Time>& p, double k) {
+  return {sim::Time::Picos(static_cast<int64_t>(std::llround(static_cast<double>(p.value.ps()) * k))), p.source};
+}
+
+absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m, const models::HostCosts& host) {
+  (void)host;
+  const Stack::Raid10& r = s.stack().raid10();
+  models::Raid10Costs c;
+  models::BrdCosts b;
+  const std::string p = "stack.raid10.";
+  const RequiredCost fields[] = {
+      {&r.dio_submit(), r.has_dio_submit(), p + "dio_submit", &c.dio_submit},
+      {&r.dio_complete(), r.has_dio_complete(), p + "dio_complete", &c.dio_complete},
+      {&r.plug(), r.has_plug(), p + "plug", &c.plug},
+      {&r.make_request(), r.has_make_request(), p + "make_request", &c.make_request},
+      {&r.barrier_check(), r.has_barrier_check(), p + "barrier_check", &c.barrier_check},
+      {&r.read_balance(), r.has_read_balance(), p + "read_balance", &c.read_balance},
+      {&r.find_phys(), r.has_find_phys(), p + "find_phys", &c.find_phys},
+      {&r.bio_clone(), r.has_bio_clone(), p + "bio_clone", &c.bio_clone},
+      {&r.plug_cb_alloc(), r.has_plug_cb_alloc(), p + "plug_cb_alloc", &c.plug_cb_alloc},
+      {&r.plug_cb_free(), r.has_plug_cb_free(), p + "plug_cb_free", &c.plug_cb_free},
+      {&r.end_request(), r.has_end_request(), p + "end_request", &c.end_request},
+      {&r.end_bio_io(), r.has_end_bio_io(), p + "end_bio_io", &c.end_bio_io},
+      {&r.has_sleeper(), r.has_has_sleeper(), p + "has_sleeper", &c.has_sleeper},
+      {&r.wake_up_walk(), r.has_wake_up_walk(), p + "wake_up_walk", &c.wake_up_walk},
+      {&r.brd_submit_bio(), r.has_brd_submit_bio(), p + "brd_submit_bio", &b.submit_bio},
+      {&r.brd_lookup_page(), r.has_brd_lookup_page(), p + "brd_lookup_page", &b.lookup_page},
+      {&r.brd_copy_page(), r.has_brd_copy_page(), p + "brd_copy_page", &b.copy_page},
+  };
+  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
+  if (!r.has_lock_word_transfers()) {
+    return absl::InvalidArgumentError("field 'stack.raid10.lock_word_transfers' is required");
+  }
+  models::LockHandoffCosts lines;
+  if (r.line_costs() == "epyc_rome") {
+    lines = models::EpycRomeHandoffCosts();
+  } else if (r.line_costs() == "none") {
+    lines = models::LockHandoffCosts::Uniform(sim::Time::Zero(),
+                                              {models::SourceKind::kDefined, "what-if: no shared-line cost"});
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("field 'stack.raid10.line_costs': unknown table '",
+                                                   r.line_costs(), "' (tables: epyc_rome, none)"));
+  }
+  const double k = r.lock_word_transfers();
+  models::LockHandoffCosts wait_lock = lines;
+  for (models::Param<sim::Time>* e :
+       {&wait_lock.same_core, &wait_lock.same_llc, &wait_lock.same_socket, &wait_lock.other_socket}) {
+    *e = Scaled(*e, k);
+  }
+  models::Raid10Params params;
+  params.unplug_wake_up_barrier = r.unplug_wake_up_barrier();
+  params.home_socket = r.home_socket();
+  params.serialize_lines = r.serialize_lines();
+  return std::make_unique<Raid10Stack>(m, c, b, params, lines, wait_lock, k);
+}
+
+}  // namespace
+
+StackPart Raid10Part() {
+  return {"raid10", "md raid10 near-2 over two brd ramdisks (Linux 6.4), bare metal", false, &Names, &Build};
+}
+
+}  // namespace viosim::stacks
