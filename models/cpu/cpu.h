@@ -181,6 +181,7 @@ class Cpu {
       c.BeginWork(h, cost_, mode_);
     }
     void await_resume() const noexcept {}
+    Cpu& cpu() const { return *cpu_; }
 
    private:
     Cpu* cpu_;
