@@ -27,15 +27,16 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
   return true;
 }
 
-void EventQueue::PushSlow(const Entry& e) {
+void EventQueue::PushSlow(const Entry& e, int64_t now) {
   if (radix_) {
+    if (e.t < last_t_) __builtin_trap();  // before the last entry taken out: no place in the radix heap
     PushRadix(e);
     ++size_;
     return;
   }
   if (size_ == capacity_) Grow();
   PushHeap(e);
-  if (size_ > kToRadix) ToRadix();
+  if (size_ > kToRadix) ToRadix(now);
 }
 
 bool EventQueue::PopRadix(int64_t limit, Entry* out) {
@@ -74,9 +75,11 @@ void EventQueue::Grow() {
   heap_.resize(capacity_);
 }
 
-void EventQueue::ToRadix() {
+void EventQueue::ToRadix(int64_t now) {
   radix_ = true;
   heap_limit_ = 0;
+  last_t_ = now;
+  last_seq_ = 0;
   for (std::size_t i = 0; i < size_; ++i) PushRadix(heap_[i]);
 }
 

@@ -50,31 +50,40 @@ class EventQueue {
 
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  bool radix() const { return radix_; }
 
-  // REQUIRES: e's (t, seq) comes after that of every entry taken out so far.
-  [[gnu::always_inline]] void Push(const Entry& e) {
+  // Queues `e`. REQUIRES: e.t >= now, and `now` is at or after the time of
+  // every entry taken out so far (the event loop's clock); e.seq is larger
+  // than every sequence number queued before.
+  [[gnu::always_inline]] void Push(const Entry& e, int64_t now) {
     // The heap with room below the threshold (capacity is always above it):
     // inline. The rest out of line, to keep callers small.
     if (size_ < heap_limit_) [[likely]] {
       PushHeap(e);
       return;
     }
-    PushSlow(e);
+    PushSlow(e, now);
   }
 
   // Takes the earliest entry out into `*out` if it is due at or before
   // `limit`; returns whether it did.
   bool PopDue(int64_t limit, Entry* out) {
-    if (radix_) [[unlikely]]
-      return PopRadix(limit, out);
+    if (radix_) return PopRadix(limit, out);
     if (size_ == 0 || heap_[0].t > limit) return false;
-    *out = heap_[0];
-    last_t_ = out->t;
-    last_seq_ = out->seq;
-    PopHeap();
+    *out = PopTop();
     return true;
   }
+
+  // The event loop's own path, split by layout so that the heap's entry
+  // stays in registers: while !radix(), Top() and PopTop() (REQUIRES:
+  // !empty()); else PopRadix().
+  bool radix() const { return radix_; }
+  const Entry& Top() const { return heap_[0]; }
+  Entry PopTop() {
+    const Entry top = heap_[0];
+    PopHeap();
+    return top;
+  }
+  [[gnu::noinline]] bool PopRadix(int64_t limit, Entry* out);
 
   // The earliest entry's time. REQUIRES: !empty().
   int64_t MinTime() const;
@@ -114,9 +123,10 @@ class EventQueue {
   }
   // The lowest non-empty bucket. REQUIRES: size_ > 0.
   int Lowest() const { return mask_[0] != 0 ? __builtin_ctzll(mask_[0]) : 64 + __builtin_ctzll(mask_[1]); }
-  [[gnu::noinline]] bool PopRadix(int64_t limit, Entry* out);
-  [[gnu::noinline]] void PushSlow(const Entry& e);
-  void ToRadix();
+  [[gnu::noinline]] void PushSlow(const Entry& e, int64_t now);
+  // Moves the entries into the radix heap, keyed from (now, 0): no pending
+  // or later entry comes before it.
+  void ToRadix(int64_t now);
   void ToHeap();
   void Grow();
 
@@ -128,7 +138,8 @@ class EventQueue {
   std::size_t capacity_ = 0;  // heap_.size(), kept to spare a division
   std::vector<Entry> buckets_[kBuckets];
   uint64_t mask_[2] = {0, 0};  // bit b: buckets_[b] is not empty
-  // The key of the last entry taken out; every pending key comes after it.
+  // Radix heap: the key of the last entry taken out (or the start key); no
+  // pending or later key comes before it.
   int64_t last_t_ = 0;
   uint64_t last_seq_ = 0;
 };

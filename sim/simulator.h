@@ -46,8 +46,7 @@ class Simulator {
 
   // Resumes `h` at time `at`. REQUIRES: at >= Now().
   [[gnu::always_inline]] void ScheduleAt(Time at, std::coroutine_handle<> h) {
-    if (at < now_) __builtin_trap();  // the queue cannot hold an event in the past
-    queue_.Push(Entry{at.ps(), seq_++, h.address()});
+    queue_.Push(Entry{at.ps(), seq_++, h.address()}, now_.ps());
   }
   // Resumes `h` at Now(), as soon as the running event is over and before
   // any other event (wakeups run in the order they were made). One event,
@@ -136,9 +135,15 @@ inline bool Simulator::Step() {
 inline void Simulator::RunUntil(Time until) {
   const int64_t limit = until.ps();
   DrainReady();
-  Entry e;
-  while (queue_.PopDue(limit, &e)) {
-    Fire(e);
+  for (;;) {
+    if (!queue_.radix()) [[likely]] {
+      if (queue_.empty() || queue_.Top().t > limit) break;
+      Fire(queue_.PopTop());
+    } else {
+      Entry e;
+      if (!queue_.PopRadix(limit, &e)) break;
+      Fire(e);
+    }
     if (!ready_.empty()) DrainReady();
   }
   now_ = until;

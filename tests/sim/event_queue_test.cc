@@ -31,7 +31,7 @@ void CheckAgainstOrderedSet(uint64_t seed, int64_t spread, const std::vector<Pha
   int64_t now = 0;
   uint64_t seq = 0;
   auto push = [&](int64_t t) {
-    q.Push(EventQueue::Entry{t, seq, reinterpret_cast<void*>(static_cast<uintptr_t>(seq) * 8 + 8)});
+    q.Push(EventQueue::Entry{t, seq, reinterpret_cast<void*>(static_cast<uintptr_t>(seq) * 8 + 8)}, now);
     expected.insert({t, seq});
     ++seq;
   };
@@ -102,7 +102,7 @@ TEST(EventQueueTest, HandsOutEntriesInTimeThenSequenceOrder) {
 
 TEST(EventQueueTest, EqualTimesLeaveInInsertionOrder) {
   EventQueue q;
-  for (uint64_t s = 0; s < 100; ++s) q.Push(EventQueue::Entry{int64_t{5} - static_cast<int64_t>(s % 2), s, nullptr});
+  for (uint64_t s = 0; s < 100; ++s) q.Push(EventQueue::Entry{int64_t{5} - static_cast<int64_t>(s % 2), s, nullptr}, 0);
   EventQueue::Entry e{};
   uint64_t last_odd = 0, last_even = 0;
   for (int i = 0; i < 100; ++i) {
@@ -123,9 +123,9 @@ TEST(EventQueueTest, EqualTimesLeaveInInsertionOrder) {
 TEST(EventQueueTest, RetargetChangesTheHandleInPlace) {
   EventQueue q;
   int a, b, c;
-  q.Push(EventQueue::Entry{7, 0, &a});
-  q.Push(EventQueue::Entry{7, 1, &b});
-  q.Push(EventQueue::Entry{9, 2, &a});
+  q.Push(EventQueue::Entry{7, 0, &a}, 0);
+  q.Push(EventQueue::Entry{7, 1, &b}, 0);
+  q.Push(EventQueue::Entry{9, 2, &a}, 0);
   EXPECT_FALSE(q.Retarget(8, &a, &c));
   EXPECT_TRUE(q.Retarget(9, &a, &c));
   EventQueue::Entry e{};
