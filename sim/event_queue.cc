@@ -16,8 +16,8 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
     if (e.t == t && e.h == from && (found == nullptr || e.seq < found->seq)) found = &e;
   };
   if (radix_) {
-    for (std::vector<Entry>& v : buckets_) {
-      for (Entry& e : v) consider(e);
+    for (int b = 0; b < kBuckets; ++b) {
+      for (Entry& e : buckets_[b]) consider(e);
     }
   } else {
     for (std::size_t i = 0; i < size_; ++i) consider(heap_[i]);
@@ -27,7 +27,7 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
   return true;
 }
 
-void EventQueue::PushSlow(const Entry& e, int64_t now) {
+void EventQueue::PushSlow(Entry e, int64_t now) {
   if (radix_) {
     if (e.t < last_t_) __builtin_trap();  // before the last entry taken out: no place in the radix heap
     PushRadix(e);
@@ -89,9 +89,9 @@ void EventQueue::ToHeap() {
   const std::size_t n = size_;
   while (capacity_ < n) Grow();
   size_ = 0;
-  for (std::vector<Entry>& v : buckets_) {
-    for (const Entry& e : v) PushHeap(e);
-    v.clear();
+  for (int b = 0; b < kBuckets; ++b) {
+    for (const Entry& e : buckets_[b]) PushHeap(e);
+    buckets_[b].clear();
   }
   mask_[0] = mask_[1] = 0;
 }

@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace sim {
@@ -54,7 +55,7 @@ class EventQueue {
   // Queues `e`. REQUIRES: e.t >= now, and `now` is at or after the time of
   // every entry taken out so far (the event loop's clock); e.seq is larger
   // than every sequence number queued before.
-  [[gnu::always_inline]] void Push(const Entry& e, int64_t now) {
+  [[gnu::always_inline]] void Push(Entry e, int64_t now) {
     // The heap with room below the threshold (capacity is always above it):
     // inline. The rest out of line, to keep callers small.
     if (size_ < heap_limit_) [[likely]] {
@@ -103,7 +104,7 @@ class EventQueue {
   static bool Before(const Entry& a, const Entry& b) { return Key(a) < Key(b); }
 
   // ---- 4-ary heap: heap_[0, size_) ----
-  void PushHeap(const Entry& e);
+  void PushHeap(Entry e);
   void PopHeap();
 
   // ---- Radix heap ----
@@ -116,14 +117,14 @@ class EventQueue {
     if (dt != 0) return 64 + (63 - __builtin_clzll(dt));
     return 63 - __builtin_clzll((e.seq ^ last_seq_) | 1);
   }
-  void PushRadix(const Entry& e) {
+  void PushRadix(Entry e) {
     const int b = BucketOf(e);
     buckets_[b].push_back(e);
     mask_[b >> 6] |= uint64_t{1} << (b & 63);
   }
   // The lowest non-empty bucket. REQUIRES: size_ > 0.
   int Lowest() const { return mask_[0] != 0 ? __builtin_ctzll(mask_[0]) : 64 + __builtin_ctzll(mask_[1]); }
-  [[gnu::noinline]] void PushSlow(const Entry& e, int64_t now);
+  [[gnu::noinline]] void PushSlow(Entry e, int64_t now);
   // Moves the entries into the radix heap, keyed from (now, 0): no pending
   // or later entry comes before it.
   void ToRadix(int64_t now);
@@ -136,7 +137,9 @@ class EventQueue {
   std::size_t heap_limit_ = kToRadix;
   std::vector<Entry> heap_;   // only grows (doubling)
   std::size_t capacity_ = 0;  // heap_.size(), kept to spare a division
-  std::vector<Entry> buckets_[kBuckets];
+  // Apart from the heap's few words, which the event loop reads on every
+  // event: the buckets take 3 KiB.
+  std::unique_ptr<std::vector<Entry>[]> buckets_ = std::make_unique<std::vector<Entry>[]>(kBuckets);
   uint64_t mask_[2] = {0, 0};  // bit b: buckets_[b] is not empty
   // Radix heap: the key of the last entry taken out (or the start key); no
   // pending or later key comes before it.
@@ -144,7 +147,7 @@ class EventQueue {
   uint64_t last_seq_ = 0;
 };
 
-[[gnu::always_inline]] inline void EventQueue::PushHeap(const Entry& e) {
+[[gnu::always_inline]] inline void EventQueue::PushHeap(Entry e) {
   // Sift the hole up from the end.
   std::size_t i = size_++;
   Entry* h = heap_.data();
