@@ -2,10 +2,7 @@
 
 namespace sim {
 
-Simulator::Simulator(TraceWriter* trace) : trace_(trace) {
-  Grow();
-  ready_.reserve(256);
-}
+Simulator::Simulator(TraceWriter* trace) : trace_(trace) { ready_.reserve(256); }
 
 Simulator::~Simulator() {
   // Root processes that never finished are suspended somewhere (a delay, a
@@ -15,11 +12,6 @@ Simulator::~Simulator() {
     p->Unlink();
     std::coroutine_handle<internal::TaskPromise>::from_promise(*p).destroy();
   }
-}
-
-void Simulator::Grow() {
-  capacity_ = capacity_ == 0 ? 1024 : capacity_ * 2;
-  heap_.resize(capacity_);
 }
 
 void Simulator::Spawn(Task task) {
@@ -44,13 +36,7 @@ bool Simulator::Retarget(Time at, std::coroutine_handle<> from, std::coroutine_h
       }
     }
   }
-  for (std::size_t i = 0; i < size_; ++i) {
-    if (heap_[i].t == at.ps() && heap_[i].h == f) {
-      heap_[i].h = to.address();
-      return true;
-    }
-  }
-  return false;
+  return queue_.Retarget(at.ps(), f, to.address());
 }
 
 }  // namespace sim

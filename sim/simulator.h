@@ -2,8 +2,9 @@
 //
 // Events are coroutine resumptions ordered by (time, insertion sequence), so
 // two events at the same simulated time always run in the order they were
-// scheduled, on every run. The queue is a 4-ary min-heap of 24-byte entries in
-// one vector that only grows; in steady state scheduling allocates nothing.
+// scheduled, on every run. The queue is a radix heap of 24-byte entries
+// (event_queue.h) in vectors that only grow; in steady state scheduling
+// allocates nothing.
 //
 // A Simulator, its processes and the models they touch live on one thread.
 // Independent simulations may run on different threads at the same time.
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/event_queue.h"
 #include "sim/task.h"
 #include "sim/time.h"
 
@@ -44,7 +46,7 @@ class Simulator {
 
   // Resumes `h` at time `at`. REQUIRES: at >= Now().
   [[gnu::always_inline]] void ScheduleAt(Time at, std::coroutine_handle<> h) {
-    Push(Entry{at.ps(), seq_++, h.address()});
+    queue_.Push(Entry{at.ps(), seq_++, h.address()}, now_.ps());
   }
   // Resumes `h` at Now(), as soon as the running event is over and before
   // any other event (wakeups run in the order they were made). One event,
@@ -81,26 +83,12 @@ class Simulator {
   // Time::Max(), a delay too long to count, never comes either).
   Time NextEventTime() const {
     if (ready_head_ < ready_.size()) return now_;
-    return size_ == 0 ? Time::Max() : Time::Picos(heap_[0].t);
+    return queue_.empty() ? Time::Max() : Time::Picos(queue_.MinTime());
   }
-  bool empty() const { return size_ == 0 && ready_head_ == ready_.size(); }
+  bool empty() const { return queue_.empty() && ready_head_ == ready_.size(); }
 
  private:
-  struct Entry {
-    int64_t t;
-    uint64_t seq;
-    void* h;
-  };
-  // (time, seq) order as one 128-bit unsigned compare: branch-free, which
-  // matters because heap sifts compare in a pattern no predictor learns.
-  // Times are never negative, so the unsigned view keeps their order.
-  static unsigned __int128 Key(const Entry& e) {
-    return (static_cast<unsigned __int128>(static_cast<uint64_t>(e.t)) << 64) | e.seq;
-  }
-  static bool Before(const Entry& a, const Entry& b) { return Key(a) < Key(b); }
-  void Push(Entry e);
-  Entry Pop();
-  void Grow();
+  using Entry = EventQueue::Entry;
   void Fire(const Entry& e) {
     now_ = Time::Picos(e.t);
     ++events_;
@@ -117,11 +105,7 @@ class Simulator {
     ready_head_ = 0;
   }
 
-  // heap_[0, size_) is the heap; the vector only grows (doubling), so steady
-  // state never allocates.
-  std::vector<Entry> heap_;
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;  // heap_.size(), kept to spare a division
+  EventQueue queue_;
   std::vector<void*> ready_;  // wakeups due now, FIFO from ready_head_
   std::size_t ready_head_ = 0;
   Time now_;
@@ -130,55 +114,6 @@ class Simulator {
   TraceWriter* trace_;
   internal::RootLink roots_;  // sentinel of the list of live root processes
 };
-
-[[gnu::always_inline]] inline void Simulator::Push(Entry e) {
-  if (size_ == capacity_) Grow();
-  // Sift the hole up from the end.
-  std::size_t i = size_++;
-  Entry* h = heap_.data();
-  while (i > 0) {
-    std::size_t parent = (i - 1) / 4;
-    if (!Before(e, h[parent])) break;
-    h[i] = h[parent];
-    i = parent;
-  }
-  h[i] = e;
-}
-
-inline Simulator::Entry Simulator::Pop() {
-  Entry* h = heap_.data();
-  const Entry top = h[0];
-  const std::size_t n = --size_;
-  if (n == 0) return top;
-  const Entry last = h[n];
-  // Sift the hole down from the root, moving the smallest child up.
-  std::size_t i = 0;
-  for (;;) {
-    const std::size_t c = 4 * i + 1;
-    if (c + 4 <= n) {
-      // All four children exist: pick the smallest without branches.
-      const std::size_t a = Before(h[c + 1], h[c]) ? c + 1 : c;
-      const std::size_t b = Before(h[c + 3], h[c + 2]) ? c + 3 : c + 2;
-      const std::size_t best = Before(h[b], h[a]) ? b : a;
-      if (!Before(h[best], last)) break;
-      h[i] = h[best];
-      i = best;
-      continue;
-    }
-    if (c >= n) break;
-    std::size_t best = c;
-    for (std::size_t k = c + 1; k < n; ++k) {
-      if (Before(h[k], h[best])) best = k;
-    }
-    if (Before(h[best], last)) {
-      h[i] = h[best];
-      i = best;
-    }
-    break;
-  }
-  h[i] = last;
-  return top;
-}
 
 inline bool Simulator::Step() {
   if (ready_head_ < ready_.size()) {
@@ -191,16 +126,24 @@ inline bool Simulator::Step() {
     std::coroutine_handle<>::from_address(h).resume();
     return true;
   }
-  if (size_ == 0) return false;
-  Fire(Pop());
+  Entry e;
+  if (!queue_.PopDue(Time::Max().ps(), &e)) return false;
+  Fire(e);
   return true;
 }
 
 inline void Simulator::RunUntil(Time until) {
   const int64_t limit = until.ps();
   DrainReady();
-  while (size_ != 0 && heap_[0].t <= limit) {
-    Fire(Pop());
+  for (;;) {
+    if (!queue_.radix()) [[likely]] {
+      if (queue_.empty() || queue_.Top().t > limit) break;
+      Fire(queue_.PopTop());
+    } else {
+      Entry e;
+      if (!queue_.PopRadix(limit, &e)) break;
+      Fire(e);
+    }
     if (!ready_.empty()) DrainReady();
   }
   now_ = until;

@@ -43,6 +43,7 @@ const char* CpuDistanceName(CpuDistance d) {
 
 Cpu::Cpu(sim::Simulator& sim, int id, std::string name, CpuPlace place)
     : sim_(&sim),
+      acct_(kCpuTimes, sim.Now(), static_cast<int>(CpuTime::kIdle)),
       id_(id),
       name_(std::move(name)),
       place_(place),
@@ -51,7 +52,6 @@ Cpu::Cpu(sim::Simulator& sim, int id, std::string name, CpuPlace place)
       switch_done_(Callback::Bind<&Cpu::OnSwitchDone>(this)),
       slice_timer_(Callback::Bind<&Cpu::OnSliceEnd>(this)),
       resched_kick_(Callback::Bind<&Cpu::OnReschedKick>(this)),
-      acct_(kCpuTimes, sim.Now(), static_cast<int>(CpuTime::kIdle)),
       irq_off_(2, sim.Now(), 0),
       traced_since_(sim.Now()) {}
 
@@ -62,10 +62,6 @@ void Cpu::LocalIrqRestore() {
     if (CanTakeIrq()) KickIrq();
     if (need_resched_) MaybeReschedule();
   }
-}
-
-void Cpu::PreemptEnable() {
-  if (--preempt_count_ == 0 && need_resched_) MaybeReschedule();
 }
 
 sim::Time Cpu::BusyTime() const { return window() - TimeIn(CpuTime::kIdle); }

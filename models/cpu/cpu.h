@@ -151,7 +151,9 @@ class Cpu {
   // preempt_disable() / preempt_enable(); they nest. preempt_enable() to
   // zero with a reschedule pending preempts the task at once.
   void PreemptDisable() { ++preempt_count_; }
-  void PreemptEnable();
+  void PreemptEnable() {
+    if (--preempt_count_ == 0 && need_resched_) MaybeReschedule();
+  }
   int preempt_count() const { return preempt_count_; }
   // Whether the current task may be preempted now (preempt count zero,
   // interrupts on, not in an interrupt or exit).
@@ -181,6 +183,7 @@ class Cpu {
       c.BeginWork(h, cost_, mode_);
     }
     void await_resume() const noexcept {}
+    Cpu& cpu() const { return *cpu_; }
 
    private:
     Cpu* cpu_;
@@ -353,31 +356,37 @@ class Cpu {
   void ResumeThrough(std::coroutine_handle<> h, sim::Time at, bool was_irq);
   void TraceMode();
 
+  // First the state every task wait and every change of mode reads, so
+  // that it shares as few cache lines as it can (a lock-heavy model runs
+  // through it on every acquisition, on every CPU).
   sim::Simulator* sim_;
-  int id_;
-  std::string name_;
-  CpuPlace place_;
-  SchedCosts sched_costs_;
-  Scheduler* sched_ = nullptr;
+  Task* curr_ = nullptr;
   // While nothing can interrupt or preempt the task (no interrupt raised
   // yet, a policy that never preempts a running task), its waits resume it
   // directly, without the CPU's bookkeeping: direct_h_ resumes at
   // direct_until_ (work when direct_work_, else a lock hand-off). The first
   // RaiseIrq turns this off for good and hands the wait in flight to the
   // CPU (EndDirect), exactly as if it had gone through it.
+  std::coroutine_handle<> direct_h_;
+  sim::Time direct_until_;
   bool direct_ = false;
   bool direct_work_ = false;
-  sim::Time direct_until_;
-  std::coroutine_handle<> direct_h_;
-  Task* curr_ = nullptr;
   bool in_irq_ = false;
-  CpuTime irq_mode_ = CpuTime::kIrq;  // what the running handler does (irq, spin, exit)
   bool switching_ = false;
-  Task* switch_to_ = nullptr;
   bool need_resched_ = false;
+  CpuTime task_mode_ = CpuTime::kSystem;  // the current task's (Task::mode_ while it is off)
+  CpuTime irq_mode_ = CpuTime::kIrq;  // what the running handler does (irq, spin, exit)
   int irq_off_depth_ = 0;
   int preempt_count_ = 0;
   int exit_depth_ = 0;
+  sim::StateOccupancy acct_;
+
+  int id_;
+  std::string name_;
+  CpuPlace place_;
+  SchedCosts sched_costs_;
+  Scheduler* sched_ = nullptr;
+  Task* switch_to_ = nullptr;
   bool irq_kick_pending_ = false;
   std::deque<sim::Task> pending_;
   uint64_t irqs_taken_ = 0;
@@ -393,8 +402,6 @@ class Cpu {
   sim::Time slice_timer_at_ = sim::Time::Max();  // the pending slice_timer_ event
   Task* switch_from_ = nullptr;
 
-  sim::StateOccupancy acct_;
-  CpuTime task_mode_ = CpuTime::kSystem;  // the current task's (Task::mode_ while it is off)
   sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled
   int traced_mode_ = -1;
   sim::Time traced_since_;

@@ -192,21 +192,20 @@ void Scheduler::Migrate(Task& p, Cpu& from, Cpu& to) {
   if (to.curr_ == nullptr && !to.switching_) Resched(to, sim::Time::Zero());
 }
 
-sim::Task Scheduler::TryToWakeUp(Task& p, Cpu& waker, bool* woken) {
+Cpu::WorkAwaiter Scheduler::BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* activate) {
   if (woken != nullptr) *woken = false;
+  *activate = false;
   const SchedCosts& costs = waker.sched_costs();
   if (p.state_ == Task::State::kRunning || p.state_ == Task::State::kDead) {
     ++fast_wakeups_;
-    co_await waker.Run(costs.try_to_wake_up_fast);
-    co_return;
+    return waker.Run(costs.try_to_wake_up_fast);
   }
   p.state_ = Task::State::kRunning;
   if (woken != nullptr) *woken = true;
   if (p.on_rq_) {
     // ttwu_runnable(): still on its runqueue (or running): only the state.
     ++fast_wakeups_;
-    co_await waker.Run(costs.try_to_wake_up_fast);
-    co_return;
+    return waker.Run(costs.try_to_wake_up_fast);
   }
   if (ttwu_spins_on_cpu_ && p.on_cpu_) {
     // while (p->on_cpu) cpu_relax();
@@ -220,7 +219,11 @@ sim::Task Scheduler::TryToWakeUp(Task& p, Cpu& waker, bool* woken) {
   }
   ++wakeups_;
   ++p.wakeups_;
-  co_await waker.Run(costs.try_to_wake_up);
+  *activate = true;
+  return waker.Run(costs.try_to_wake_up);
+}
+
+void Scheduler::EndWakeUp(Task& p, Cpu& waker) {
   if (p.on_cpu_) {
     p.wake_pending_ = true;  // still switching out: enqueued when that ends
   } else {

@@ -27,6 +27,7 @@
 #ifndef VIOSIM_MODELS_CPU_SCHED_H_
 #define VIOSIM_MODELS_CPU_SCHED_H_
 
+#include <coroutine>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,7 +65,35 @@ class Scheduler {
   // try_to_wake_up(p, TASK_NORMAL) by code running on `waker` (see the
   // file comment). `co_await sched.TryToWakeUp(p, cpu)`. `*woken`, if
   // given, says whether p's state changed.
-  sim::Task TryToWakeUp(Task& p, Cpu& waker, bool* woken = nullptr);
+  //
+  // The function is an awaitable rather than a coroutine of its own, so a
+  // wake-up allocates no frame: the state checks run when it is awaited,
+  // the waker's cost is charged in the caller's context (`Cpu::Run`), and
+  // the rest (the enqueue) runs when that work ends, before the caller goes
+  // on.
+  class WakeUpAwaiter {
+   public:
+    WakeUpAwaiter(Scheduler* s, Task* p, Cpu* waker, bool* woken)
+        : sched_(s), p_(p), woken_(woken), work_(waker, sim::Time::Zero(), CpuTime::kSystem) {}
+    bool await_ready() {
+      work_ = sched_->BeginWakeUp(*p_, work_.cpu(), woken_, &activate_);
+      return work_.await_ready();
+    }
+    void await_suspend(std::coroutine_handle<> h) { work_.await_suspend(h); }
+    void await_resume() {
+      if (activate_) sched_->EndWakeUp(*p_, work_.cpu());
+    }
+
+   private:
+    Scheduler* sched_;
+    Task* p_;
+    bool* woken_;
+    bool activate_ = false;
+    Cpu::WorkAwaiter work_;
+  };
+  [[nodiscard]] WakeUpAwaiter TryToWakeUp(Task& p, Cpu& waker, bool* woken = nullptr) {
+    return WakeUpAwaiter(this, &p, &waker, woken);
+  }
 
   // Linux 3.0's try_to_wake_up(): a waker that finds p still switching out
   // spins (CpuTime::kSpin, in its own context and under whatever it holds)
@@ -143,6 +172,12 @@ class Scheduler {
   friend struct Task::ScheduleAwaiter;
 
   sim::Task TaskMain(Task& p, sim::Task body);
+  // try_to_wake_up() up to the waker's cost, which it returns as the work
+  // to charge; `*activate` says whether EndWakeUp must follow it.
+  Cpu::WorkAwaiter BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* activate);
+  // The rest, once the waker has paid: p is enqueued (or, still switching
+  // out, once that ends).
+  void EndWakeUp(Task& p, Cpu& waker);
   // __schedule() on `cpu` for its current task `prev` (voluntary when it
   // sleeps, involuntary when preempted).
   void Switch(Cpu& cpu, bool preempt);
