@@ -207,20 +207,32 @@ Cpu::WorkAwaiter Scheduler::BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* 
     ++fast_wakeups_;
     return waker.Run(costs.try_to_wake_up_fast);
   }
-  if (ttwu_spins_on_cpu_ && p.on_cpu_) {
-    // while (p->on_cpu) cpu_relax();
-    struct SwitchedOut {
-      Task* p;
-      bool await_ready() const noexcept { return !p->on_cpu_; }
-      void await_suspend(std::coroutine_handle<> h) { p->on_cpu_waiters_.push_back(h); }
-      void await_resume() const noexcept {}
-    };
-    co_await waker.SpinUntil(SwitchedOut{&p}, CpuTime::kSpin);
-  }
   ++wakeups_;
   ++p.wakeups_;
   *activate = true;
   return waker.Run(costs.try_to_wake_up);
+}
+
+bool Scheduler::SpinsOnCpu(const Task& p) const {
+  return ttwu_spins_on_cpu_ && p.on_cpu_ && !p.on_rq_ && p.state_ != Task::State::kRunning &&
+         p.state_ != Task::State::kDead;
+}
+
+sim::Task Scheduler::WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken) {
+  p.state_ = Task::State::kRunning;
+  if (woken != nullptr) *woken = true;
+  // while (p->on_cpu) cpu_relax();
+  struct SwitchedOut {
+    Task* p;
+    bool await_ready() const noexcept { return !p->on_cpu_; }
+    void await_suspend(std::coroutine_handle<> h) { p->on_cpu_waiters_.push_back(h); }
+    void await_resume() const noexcept {}
+  };
+  co_await waker.SpinUntil(SwitchedOut{&p}, CpuTime::kSpin);
+  ++wakeups_;
+  ++p.wakeups_;
+  co_await waker.Run(waker.sched_costs().try_to_wake_up);
+  EndWakeUp(p, waker);
 }
 
 void Scheduler::EndWakeUp(Task& p, Cpu& waker) {

@@ -76,10 +76,20 @@ class Scheduler {
     WakeUpAwaiter(Scheduler* s, Task* p, Cpu* waker, bool* woken)
         : sched_(s), p_(p), woken_(woken), work_(waker, sim::Time::Zero(), CpuTime::kSystem) {}
     bool await_ready() {
+      if (sched_->SpinsOnCpu(*p_)) {
+        // 3.0's waker spinning on p->on_cpu: the one case that waits on
+        // another CPU, run as a coroutine of its own.
+        spinning_ = sched_->WakeUpSwitchingOut(*p_, work_.cpu(), woken_);
+        return false;
+      }
       work_ = sched_->BeginWakeUp(*p_, work_.cpu(), woken_, &activate_);
       return work_.await_ready();
     }
-    void await_suspend(std::coroutine_handle<> h) { work_.await_suspend(h); }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+      if (spinning_.valid()) return spinning_.await_suspend(h);
+      work_.await_suspend(h);
+      return std::noop_coroutine();
+    }
     void await_resume() {
       if (activate_) sched_->EndWakeUp(*p_, work_.cpu());
     }
@@ -90,6 +100,7 @@ class Scheduler {
     bool* woken_;
     bool activate_ = false;
     Cpu::WorkAwaiter work_;
+    sim::Task spinning_;
   };
   [[nodiscard]] WakeUpAwaiter TryToWakeUp(Task& p, Cpu& waker, bool* woken = nullptr) {
     return WakeUpAwaiter(this, &p, &waker, woken);
@@ -175,6 +186,11 @@ class Scheduler {
   // try_to_wake_up() up to the waker's cost, which it returns as the work
   // to charge; `*activate` says whether EndWakeUp must follow it.
   Cpu::WorkAwaiter BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* activate);
+  // Whether a wake-up of `p` now finds it switching out under
+  // set_ttwu_spins_on_cpu(true), and WakeUpSwitchingOut, that wake-up:
+  // spin until p's switch ends, then the wake-up's cost and the enqueue.
+  bool SpinsOnCpu(const Task& p) const;
+  sim::Task WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken);
   // The rest, once the waker has paid: p is enqueued (or, still switching
   // out, once that ends).
   void EndWakeUp(Task& p, Cpu& waker);
