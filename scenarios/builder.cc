@@ -29,9 +29,9 @@ const std::vector<std::string>& FioMetrics() {
 
 LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 
-void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
-             const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
-             const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
+absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
+                     const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
+                     const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
 absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& field);
 
 // The scenario's fio job file, cut to workload.fio.section when given.
@@ -102,7 +102,7 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
   auto name_tracks = [&m](sim::TraceWriter& t) {
     for (models::Cpu* c : m.cpus()) c->NameTraceTrack(t);
   };
-  Measure(sim, plan, options, reset, name_tracks, metrics, &out);
+  if (absl::Status st = Measure(sim, plan, options, reset, name_tracks, metrics, &out); !st.ok()) return st;
   out.metrics.insert(out.metrics.begin() + 5,
                      sim::MetricEstimate{"clat_p99_us", win.clat.Percentile(99) / 1000.0, std::nullopt});
   StackExtras extras;
@@ -133,7 +133,9 @@ absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const 
   auto name_tracks = [&m](sim::TraceWriter& t) {
     for (models::Cpu* c : m.cpus()) c->NameTraceTrack(t);
   };
-  Measure(sim, plan, options, reset, name_tracks, r.Metrics(), &out);
+  if (absl::Status st = Measure(sim, plan, options, reset, name_tracks, r.Metrics(), &out); !st.ok()) {
+    return st;
+  }
   for (const auto& [name, stat] : r.Locks()) out.locks.push_back(ToRow(name, stat));
   const double window = m.ElapsedS();
   out.cpu_states = CpuColumns(/*vcpu=*/false);
@@ -188,10 +190,11 @@ sim::Task StopTraceAt(sim::Simulator& sim, sim::Time at) {
 }
 
 // Runs `sim` with the plan, tracing the start of the measured window when
-// asked, and fills the common parts of `out`.
-void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
-             const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
-             const std::vector<sim::RatioMetric>& metrics, VariantResult* out) {
+// asked, and fills the common parts of `out`. An error if the run stopped
+// making progress (sim::Simulator::stalled()).
+absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
+                     const std::function<void()>& reset, const std::function<void(sim::TraceWriter&)>& name_tracks,
+                     const std::vector<sim::RatioMetric>& metrics, VariantResult* out) {
   std::unique_ptr<sim::TraceWriter> trace;
   std::function<void()> reset_and_trace = reset;
   if (options.trace) {
@@ -210,7 +213,9 @@ void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOpt
   out->metrics = sim::MeasureBatches(sim, plan, reset_and_trace, metrics);
   sim.set_trace(nullptr);
   out->events = sim.events();
+  if (sim.stalled()) return StalledError(sim);
   if (trace) out->trace_json = trace->Finish();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
@@ -275,10 +280,11 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   auto name_tracks = [&cpus](sim::TraceWriter& t) {
     for (const auto& c : cpus) c->NameTraceTrack(t);
   };
-  Measure(sim, plan, options, [&bench, &machine] {
+  absl::Status measured = Measure(sim, plan, options, [&bench, &machine] {
     bench.ResetStats();
     (*machine)->ResetStats();
   }, name_tracks, metrics, &out);
+  if (!measured.ok()) return measured;
 
   out.locks.push_back(ToRow(lock.name(), lock.stat()));
   const double window = (sim.Now() - start).ToSeconds();

@@ -282,7 +282,15 @@ void CheckLockBench(const Scenario& s, Checker& c) {
 // iperf runs on the vhost_net stack only; each NIC receive queue's
 // interrupt goes to a host CPU of its own, and its rings are split
 // virtqueues.
+// A profile name must be one the builder knows.
+void CheckProfile(absl::string_view field, absl::string_view name, absl::string_view known, Checker& c) {
+  if (name == known) return;
+  const Problem p = c.About({std::string(field)});
+  c.Add(p, absl::StrCat(p.Field(field, name), " is not a known profile (profiles: ", known, ")"));
+}
+
 void CheckIperf(const Scenario& s, Checker& c) {
+  CheckProfile("platform.host_profile", s.platform().host_profile(), "xeon", c);
   if (!s.stack().has_vhost_net()) {
     const Problem p = c.About({"workload.iperf"});
     c.Add(p, "workload.iperf needs a network stack: set stack.vhost_net");
@@ -446,6 +454,8 @@ void CheckNvme(const Scenario& s, Checker& c) {
 }
 
 void CheckStack(const Scenario& s, Checker& c) {
+  CheckProfile("platform.host_profile", s.platform().host_profile(), "xeon", c);
+  if (s.stack().has_nvme()) CheckProfile("stack.nvme.profile", s.stack().nvme().profile(), "optane_p4800x", c);
   switch (KindOf(s)) {
     case StackKind::kVirtioBlk:
       return CheckVirtioBlk(s, c);
@@ -665,6 +675,13 @@ absl::StatusOr<fio::JobFile> ScenarioJobs(const ScenarioFile& file, const Scenar
   if (dir.empty()) dir = ".";
   const std::string path = w.job_file()[0] == '/' ? w.job_file() : absl::StrCat(dir, "/", w.job_file());
   absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
+  if (!jobs.ok() && absl::StartsWith(jobs.status().message(), "cannot read")) {
+    // The file itself cannot be read: the place to fix is the field naming it.
+    const std::string field = "workload.fio.job_file";
+    const Problem p = c.About({field});
+    c.Add(p, absl::StrCat(p.Field(field, w.job_file()), ": ", jobs.status().message()));
+    return c.ToStatus();
+  }
   if (!jobs.ok() || w.section().empty()) return jobs;
   std::vector<fio::JobOptions> keep;
   for (const fio::JobOptions& j : jobs->jobs) {
@@ -703,6 +720,12 @@ absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view v
       return CheckStackAndJobs(resolved, *jobs, std::nullopt, c);
     }
     case Workload::KIND_NOT_SET:
+      // A stack for `viosim fio --stack`, whose jobs are checked against it
+      // there (CheckJobsOnStack); the names of its profiles are checked here.
+      CheckProfile("platform.host_profile", resolved.platform().host_profile(), "xeon", c);
+      if (resolved.stack().has_nvme()) {
+        CheckProfile("stack.nvme.profile", resolved.stack().nvme().profile(), "optane_p4800x", c);
+      }
       break;
   }
   return c.ToStatus();
