@@ -356,17 +356,22 @@ void CheckSpread(const std::string& spread, sim::Time spread_value, const std::s
                         "latency"));
 }
 
+constexpr char kBudgetField[] = "run.max_request_slots";
+
 // Request slots a stack preallocates, `count` of them, must stay within
-// kMaxRequestSlots.
-void CheckSlots(const std::vector<std::pair<std::string, int64_t>>& factors, int64_t count, absl::string_view what,
-                Checker& c) {
-  if (count <= kMaxRequestSlots) return;
+// the budget, run.max_request_slots.
+void CheckSlots(const Scenario& s, std::vector<std::pair<std::string, int64_t>> factors, int64_t count,
+                absl::string_view what, Checker& c) {
+  const int64_t budget = s.run().max_request_slots();
+  if (count <= budget) return;
   std::vector<std::string> fields, named;
   for (const auto& f : factors) fields.push_back(f.first);
+  fields.push_back(kBudgetField);
   const Problem p = c.About(fields);
   for (const auto& [field, value] : factors) named.push_back(p.Field(field, value));
-  c.Add(p, absl::StrCat(absl::StrJoin(named, " x "), " make ", count, " ", what, ", more than the ",
-                        kMaxRequestSlots, " viosim holds in memory"));
+  c.Add(p, absl::StrCat(absl::StrJoin(named, " x "), " make ", count, " ", what, ", more than ",
+                        p.Field(kBudgetField, budget), " lets viosim hold in memory (raise it with --set ",
+                        kBudgetField, "=N where the machine has the memory)"));
 }
 
 void CheckVirtioBlk(const Scenario& s, Checker& c) {
@@ -430,7 +435,7 @@ void CheckVirtioBlkMq(const Scenario& s, Checker& c) {
                 TimeIn(latency.value()), c);
   }
   const int ncpus = CpusOf(s);
-  CheckSlots({{"platform.cpus", ncpus}, {ring, v.ring_size()}}, int64_t{ncpus} * v.ring_size(),
+  CheckSlots(s, {{"platform.cpus", ncpus}, {ring, v.ring_size()}}, int64_t{ncpus} * v.ring_size(),
              "virtqueue entries (one ring per vCPU)", c);
 }
 
@@ -449,7 +454,7 @@ void CheckNvme(const Scenario& s, Checker& c) {
   const int ncpus = CpusOf(s);
   const int depth = n.has_queue_depth() ? n.queue_depth() : models::BlkMqParams{}.queue_depth;
   const int types = n.poll_queues() ? 2 : 1;
-  CheckSlots({{"platform.cpus", ncpus}, {"stack.nvme.queue_depth", depth}}, int64_t{ncpus} * depth * types,
+  CheckSlots(s, {{"platform.cpus", ncpus}, {"stack.nvme.queue_depth", depth}}, int64_t{ncpus} * depth * types,
              absl::StrCat("blk-mq tags (", types, types == 1 ? " queue" : " queues", " per CPU)"), c);
 }
 
@@ -642,10 +647,12 @@ void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double
                             " over 20 when shorter than 1s); lengthen max_group_time or shorten the job"));
     }
     slots += int64_t{j.numjobs} * (fio::IsSync(j.ioengine) ? 1 : j.iodepth);
-    if (slots > kMaxRequestSlots && !slots_reported) {
+    if (slots > s.run().max_request_slots() && !slots_reported) {
       slots_reported = true;
       c.Add(p, absl::StrCat("numjobs=", j.numjobs, " with iodepth=", j.iodepth, " brings the I/O units of the jobs to ",
-                            slots, ", more than the ", kMaxRequestSlots, " viosim holds in memory"));
+                            slots, ", more than ", c.About({kBudgetField}).Field(kBudgetField, s.run().max_request_slots()),
+                            " lets viosim hold in memory (raise it with --set ", kBudgetField,
+                            "=N where the machine has the memory)"));
     }
   }
   CheckWaits(jobs, c);

@@ -699,6 +699,24 @@ TEST(CliTest, ListRefusesWhatRunRefusesWithTheSameMessage) {
   }
 }
 
+// The memory budget is checked before anything is built, names every
+// factor and the budget, and is raised by --set like any field.
+TEST(CliTest, MemoryBudgetRefusesLargeRunsBeforeStartingAndCanBeRaised) {
+  const std::string base =
+      "list scenarios/virtio_blk_poll.textproto --set stack.virtio_blk_mq.ring_size=32768 --set platform.cpus=";
+  for (const int cpus : {513, 1024, 4096}) {
+    Result r = Viosim(absl::StrCat(base, cpus));
+    EXPECT_EQ(r.code, 2) << cpus;
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("field 'platform.cpus' (", cpus, ") x field "
+                                              "'stack.virtio_blk_mq.ring_size' (32768")));
+    EXPECT_THAT(r.err, HasSubstr("more than field 'run.max_request_slots' (16777216, by default)"));
+  }
+  Result r = Viosim(absl::StrCat(base, 512));  // exactly the budget
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Viosim(absl::StrCat(base, 1024, " --set run.max_request_slots=33554432"));
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 // -o writes a symlink's target, a device or a FIFO in place; it never
 // replaces them with a regular file. A FIFO nobody reads is an error, not a
 // wait, and a failed run leaves no trace file behind.
