@@ -2,7 +2,12 @@
 // and is the only part of viosim that writes to the terminal or to files.
 //
 // Exit status: 0 success, 1 a gate or check failed, 2 bad usage or bad input.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cstdio>
@@ -39,7 +44,7 @@ constexpr int kExitCheckFailed = 1;
 constexpr int kExitBadInput = 2;
 
 struct SharedFlags {
-  uint64_t seed = 0;
+  std::string seed;  // as written: checked by the rule of --set run.seed=
   bool seed_set = false;
   int jobs = 1;
   std::vector<std::string> sets;
@@ -48,8 +53,8 @@ struct SharedFlags {
 };
 
 void AddShared(CLI::App* cmd, SharedFlags* f) {
-  cmd->add_option_function<uint64_t>(
-         "--seed", [f](uint64_t s) { f->seed = s, f->seed_set = true; },
+  cmd->add_option_function<std::string>(
+         "--seed", [f](const std::string& s) { f->seed = s, f->seed_set = true; },
          "Random seed for every variant (overrides run.seed)")
       ->type_name("N");
   cmd->add_option("--jobs,-j", f->jobs, "Variants simulated at once; output does not depend on it")
@@ -82,9 +87,46 @@ int Fail(const absl::Status& s) {
   return kExitBadInput;
 }
 
-// Writes `text` to `path` through a temporary file and a rename, so a reader
-// never sees half a file and a failed run leaves none.
+// Writes `text` into whatever `path` names, following symlinks; a FIFO
+// without a reader is an error, not a wait.
+absl::Status WriteInPlace(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open for writing: ",
+                                                   errno == ENXIO ? "a FIFO with no reader" : std::strerror(errno)));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::ftruncate(fd, 0) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot truncate: ", std::strerror(error)));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      return absl::InvalidArgumentError(absl::StrCat(path, ": write failed: ", std::strerror(error)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": write failed: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// Writes `text` to `path`. A regular file (or a new one) is written through
+// a temporary file and a rename, so a reader never sees half a file and a
+// failed run leaves none. Anything else the path names (a symlink, a FIFO,
+// a device such as /dev/stdout) is written in place and never replaced.
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  struct stat st;
+  const bool exists = ::lstat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) return WriteInPlace(path, text);
   const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -125,6 +167,19 @@ absl::Status CheckWritable(const std::string& path) {
   }
   if (std::filesystem::is_directory(p, ec)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory"));
+  }
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // Written in place: the target itself must take writes.
+    if (::access(path.c_str(), W_OK) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not writable: ", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+  // A regular file is replaced by a rename in its directory.
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": directory '", dir.string(), "' is not writable: ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }
@@ -271,7 +326,7 @@ int main(int argc, char** argv) {
   bool fio_full = false;
   std::vector<std::string> fio_sets;
   std::string fio_output;
-  uint64_t fio_seed = 0;
+  std::string fio_seed;
   bool fio_seed_set = false;
   fio_cmd->add_option("job", fio_job,
                       "fio job file, or after `--` the job as fio's command line (--name=x --rw=randread ...)")
@@ -292,8 +347,9 @@ int main(int argc, char** argv) {
   fio_cmd->add_flag("--full", fio_full, "Simulate the full length the job asks for (no steady-state stop)");
   fio_cmd->add_option("--set", fio_sets, "Override a scalar field of the stack scenario by path")
       ->type_name("PATH=VALUE");
-  fio_cmd->add_option_function<uint64_t>(
-         "--seed", [&](uint64_t v) { fio_seed = v, fio_seed_set = true; }, "Random seed (overrides run.seed)")
+  fio_cmd->add_option_function<std::string>(
+         "--seed", [&](const std::string& v) { fio_seed = v, fio_seed_set = true; },
+         "Random seed (overrides run.seed)")
       ->type_name("N");
   fio_cmd->add_option("--output,-o", fio_output, "Write the output to FILE (whole or not at all)")
       ->type_name("FILE");
@@ -303,6 +359,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
+  }
+  // --seed N is --set run.seed=N: one rule for both, checked before anything runs.
+  for (const auto& [given, text] : {std::pair{run_f.seed_set, run_f.seed}, {sweep_f.seed_set, sweep_f.seed},
+                                    {cal_f.seed_set, cal_f.seed}, {list_f.seed_set, list_f.seed},
+                                    {rep_f.seed_set, rep_f.seed}, {gate_f.seed_set, gate_f.seed},
+                                    {fio_seed_set, fio_seed}}) {
+    if (!given) continue;
+    viosim::Scenario scratch;
+    if (absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat("run.seed=", text), "--seed"); !s.ok()) {
+      return Fail(s);
+    }
   }
 
   // Loads a scenario file and applies the --set assignments that edit the
@@ -348,14 +415,27 @@ int main(int argc, char** argv) {
                                      r.events / wall / 1e6, acq / wall / 1e6);
       }
     }
+    // A failed run leaves no trace files behind: those written go again if a later write fails.
+    std::vector<std::string> traces_written;
+    auto remove_traces = [&traces_written] {
+      for (const std::string& p : traces_written) std::remove(p.c_str());
+    };
     if (!trace_path.empty()) {
       for (const auto& r : *results) {
         const std::string path = TracePath(trace_path, r.variant, results->size() > 1);
-        if (absl::Status s = WriteFileAtomically(path, r.trace_json); !s.ok()) return Fail(s);
+        struct stat st;
+        const bool replaceable = ::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+        if (absl::Status s = WriteFileAtomically(path, r.trace_json); !s.ok()) {
+          remove_traces();
+          return Fail(s);
+        }
+        if (replaceable) traces_written.push_back(path);
       }
     }
-    return Emit(run_f, analysis::FormatRun(file->scenario.name(), file->scenario.description(), *results,
-                                           ToFormat(run_f.format)));
+    const int emitted = Emit(run_f, analysis::FormatRun(file->scenario.name(), file->scenario.description(),
+                                                        *results, ToFormat(run_f.format)));
+    if (emitted != kExitOk) remove_traces();
+    return emitted;
   }
 
   if (*sweep) {
@@ -499,9 +579,13 @@ int main(int argc, char** argv) {
     }
     absl::StatusOr<viosim::ScenarioFile> file = load(list_path, Overrides(list_f));
     if (!file.ok()) return Fail(file.status());
-    absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(*file, viosim::VariantNames(*file).front(),
-                                                                   Overrides(list_f));
-    if (!base.ok()) return Fail(base.status());
+    // Every variant is resolved, as `run` would: list accepts only what run accepts.
+    absl::StatusOr<viosim::Scenario> base = absl::UnknownError("no variant");
+    for (const std::string& v : viosim::VariantNames(*file)) {
+      absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(*file, v, Overrides(list_f));
+      if (!resolved.ok()) return Fail(resolved.status());
+      if (!base.ok()) base = *std::move(resolved);
+    }
     std::vector<double> references;
     for (const viosim::Published& p : file->scenario.published()) {
       absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(*file, p.variant(), Overrides(list_f));

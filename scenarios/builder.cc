@@ -29,9 +29,9 @@ const std::vector<std::string>& FioMetrics() {
 
 LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 
-void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
-             const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
-             const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
+absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
+                     const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
+                     const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
 absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& field);
 
 // The scenario's fio job file, cut to workload.fio.section when given.
@@ -101,7 +101,7 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
   };
   std::vector<models::Cpu*> traced = m.cpus();
   for (models::Cpu* c : stack.OwnCpus()) traced.push_back(c);
-  Measure(sim, plan, options, reset, traced, metrics, &out);
+  if (absl::Status st = Measure(sim, plan, options, reset, traced, metrics, &out); !st.ok()) return st;
   out.metrics.insert(out.metrics.begin() + 5,
                      sim::MetricEstimate{"clat_p99_us", win.clat.Percentile(99) / 1000.0, std::nullopt});
   StackExtras extras;
@@ -129,7 +129,7 @@ absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const 
     r.ResetStats();
     m.ResetStats();
   };
-  Measure(sim, plan, options, reset, m.cpus(), r.Metrics(), &out);
+  if (absl::Status st = Measure(sim, plan, options, reset, m.cpus(), r.Metrics(), &out); !st.ok()) return st;
   for (const auto& [name, stat] : r.Locks()) out.locks.push_back(ToRow(name, stat));
   const double window = m.ElapsedS();
   out.cpu_states = CpuColumns(/*vcpu=*/false);
@@ -189,10 +189,11 @@ sim::Task CloseTraceAt(sim::Simulator& sim, sim::Time at, std::vector<models::Cp
 // Runs `sim` with the plan, tracing the start of the measured window when
 // asked, and fills the common parts of `out`. The trace is the window
 // [start, start + trace_window) of the measured window, every slice clipped
-// to it and the CPUs' slices in progress at its end closed there.
-void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
-             const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
-             const std::vector<sim::RatioMetric>& metrics, VariantResult* out) {
+// to it and the CPUs' slices in progress at its end closed there. An error
+// if the run stopped making progress (sim::Simulator::stalled()).
+absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
+                     const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
+                     const std::vector<sim::RatioMetric>& metrics, VariantResult* out) {
   std::unique_ptr<sim::TraceWriter> trace;
   std::function<void()> reset_and_trace = reset;
   const sim::Time from = sim.Now() + plan.warmup;
@@ -216,7 +217,9 @@ void Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOpt
   }
   sim.set_trace(nullptr);
   out->events = sim.events();
+  if (sim.stalled()) return StalledError(sim);
   if (trace) out->trace_json = trace->Finish();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
@@ -280,10 +283,11 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   };
   std::vector<models::Cpu*> cpu_list;
   for (const auto& c : cpus) cpu_list.push_back(&*c);
-  Measure(sim, plan, options, [&bench, &machine] {
+  absl::Status measured = Measure(sim, plan, options, [&bench, &machine] {
     bench.ResetStats();
     (*machine)->ResetStats();
   }, cpu_list, metrics, &out);
+  if (!measured.ok()) return measured;
 
   out.locks.push_back(ToRow(lock.name(), lock.stat()));
   const double window = (sim.Now() - start).ToSeconds();

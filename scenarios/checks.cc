@@ -282,7 +282,15 @@ void CheckLockBench(const Scenario& s, Checker& c) {
 // iperf runs on the vhost_net stack only; each NIC receive queue's
 // interrupt goes to a host CPU of its own, and its rings are split
 // virtqueues.
+// A profile name must be one the builder knows.
+void CheckProfile(absl::string_view field, absl::string_view name, absl::string_view known, Checker& c) {
+  if (name == known) return;
+  const Problem p = c.About({std::string(field)});
+  c.Add(p, absl::StrCat(p.Field(field, name), " is not a known profile (profiles: ", known, ")"));
+}
+
 void CheckIperf(const Scenario& s, Checker& c) {
+  CheckProfile("platform.host_profile", s.platform().host_profile(), "xeon", c);
   if (!s.stack().has_vhost_net()) {
     const Problem p = c.About({"workload.iperf"});
     c.Add(p, "workload.iperf needs a network stack: set stack.vhost_net");
@@ -348,17 +356,22 @@ void CheckSpread(const std::string& spread, sim::Time spread_value, const std::s
                         "latency"));
 }
 
+constexpr char kBudgetField[] = "run.max_request_slots";
+
 // Request slots a stack preallocates, `count` of them, must stay within
-// kMaxRequestSlots.
-void CheckSlots(const std::vector<std::pair<std::string, int64_t>>& factors, int64_t count, absl::string_view what,
-                Checker& c) {
-  if (count <= kMaxRequestSlots) return;
+// the budget, run.max_request_slots.
+void CheckSlots(const Scenario& s, std::vector<std::pair<std::string, int64_t>> factors, int64_t count,
+                absl::string_view what, Checker& c) {
+  const int64_t budget = s.run().max_request_slots();
+  if (count <= budget) return;
   std::vector<std::string> fields, named;
   for (const auto& f : factors) fields.push_back(f.first);
+  fields.push_back(kBudgetField);
   const Problem p = c.About(fields);
   for (const auto& [field, value] : factors) named.push_back(p.Field(field, value));
-  c.Add(p, absl::StrCat(absl::StrJoin(named, " x "), " make ", count, " ", what, ", more than the ",
-                        kMaxRequestSlots, " viosim holds in memory"));
+  c.Add(p, absl::StrCat(absl::StrJoin(named, " x "), " make ", count, " ", what, ", more than ",
+                        p.Field(kBudgetField, budget), " lets viosim hold in memory (raise it with --set ",
+                        kBudgetField, "=N where the machine has the memory)"));
 }
 
 void CheckVirtioBlk(const Scenario& s, Checker& c) {
@@ -422,7 +435,7 @@ void CheckVirtioBlkMq(const Scenario& s, Checker& c) {
                 TimeIn(latency.value()), c);
   }
   const int ncpus = CpusOf(s);
-  CheckSlots({{"platform.cpus", ncpus}, {ring, v.ring_size()}}, int64_t{ncpus} * v.ring_size(),
+  CheckSlots(s, {{"platform.cpus", ncpus}, {ring, v.ring_size()}}, int64_t{ncpus} * v.ring_size(),
              "virtqueue entries (one ring per vCPU)", c);
 }
 
@@ -441,11 +454,13 @@ void CheckNvme(const Scenario& s, Checker& c) {
   const int ncpus = CpusOf(s);
   const int depth = n.has_queue_depth() ? n.queue_depth() : models::BlkMqParams{}.queue_depth;
   const int types = n.poll_queues() ? 2 : 1;
-  CheckSlots({{"platform.cpus", ncpus}, {"stack.nvme.queue_depth", depth}}, int64_t{ncpus} * depth * types,
+  CheckSlots(s, {{"platform.cpus", ncpus}, {"stack.nvme.queue_depth", depth}}, int64_t{ncpus} * depth * types,
              absl::StrCat("blk-mq tags (", types, types == 1 ? " queue" : " queues", " per CPU)"), c);
 }
 
 void CheckStack(const Scenario& s, Checker& c) {
+  CheckProfile("platform.host_profile", s.platform().host_profile(), "xeon", c);
+  if (s.stack().has_nvme()) CheckProfile("stack.nvme.profile", s.stack().nvme().profile(), "optane_p4800x", c);
   switch (KindOf(s)) {
     case StackKind::kVirtioBlk:
       return CheckVirtioBlk(s, c);
@@ -632,10 +647,12 @@ void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double
                             " over 20 when shorter than 1s); lengthen max_group_time or shorten the job"));
     }
     slots += int64_t{j.numjobs} * (fio::IsSync(j.ioengine) ? 1 : j.iodepth);
-    if (slots > kMaxRequestSlots && !slots_reported) {
+    if (slots > s.run().max_request_slots() && !slots_reported) {
       slots_reported = true;
       c.Add(p, absl::StrCat("numjobs=", j.numjobs, " with iodepth=", j.iodepth, " brings the I/O units of the jobs to ",
-                            slots, ", more than the ", kMaxRequestSlots, " viosim holds in memory"));
+                            slots, ", more than ", c.About({kBudgetField}).Field(kBudgetField, s.run().max_request_slots()),
+                            " lets viosim hold in memory (raise it with --set ", kBudgetField,
+                            "=N where the machine has the memory)"));
     }
   }
   CheckWaits(jobs, c);
@@ -665,6 +682,13 @@ absl::StatusOr<fio::JobFile> ScenarioJobs(const ScenarioFile& file, const Scenar
   if (dir.empty()) dir = ".";
   const std::string path = w.job_file()[0] == '/' ? w.job_file() : absl::StrCat(dir, "/", w.job_file());
   absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
+  if (!jobs.ok() && absl::StartsWith(jobs.status().message(), "cannot read")) {
+    // The file itself cannot be read: the place to fix is the field naming it.
+    const std::string field = "workload.fio.job_file";
+    const Problem p = c.About({field});
+    c.Add(p, absl::StrCat(p.Field(field, w.job_file()), ": ", jobs.status().message()));
+    return c.ToStatus();
+  }
   if (!jobs.ok() || w.section().empty()) return jobs;
   std::vector<fio::JobOptions> keep;
   for (const fio::JobOptions& j : jobs->jobs) {
@@ -703,6 +727,12 @@ absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view v
       return CheckStackAndJobs(resolved, *jobs, std::nullopt, c);
     }
     case Workload::KIND_NOT_SET:
+      // A stack for `viosim fio --stack`, whose jobs are checked against it
+      // there (CheckJobsOnStack); the names of its profiles are checked here.
+      CheckProfile("platform.host_profile", resolved.platform().host_profile(), "xeon", c);
+      if (resolved.stack().has_nvme()) {
+        CheckProfile("stack.nvme.profile", resolved.stack().nvme().profile(), "optane_p4800x", c);
+      }
       break;
   }
   return c.ToStatus();

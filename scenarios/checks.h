@@ -39,9 +39,11 @@ namespace viosim {
 // several such spans added up must still fit.
 inline constexpr sim::Time kMaxSimulatedTime = sim::Time::Seconds(1000000);
 
-// The most request slots a run may preallocate: fio's I/O units (numjobs x
-// iodepth over every job), blk-mq tags (CPUs x queue_depth x queue types),
-// the blk-poll stack's ring entries (vCPUs x ring_size). About 2 GB.
+// The default of run.max_request_slots, the memory budget: the most request
+// slots a run may preallocate: fio's I/O units (numjobs x iodepth over every
+// job), blk-mq tags (CPUs x queue_depth x queue types), the blk-poll stack's
+// ring entries (vCPUs x ring_size). About 2 GB; --set run.max_request_slots=N
+// raises it.
 inline constexpr int64_t kMaxRequestSlots = int64_t{1} << 24;
 
 // The most batches an fio group may be measured in (ramp plus runtime over

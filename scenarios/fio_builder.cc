@@ -189,9 +189,18 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
   if (!rig.ok()) return rig.status();
   if (options.trace != nullptr) rig->Trace(*options.trace, options.trace_start, options.trace_window);
   fio::FioReport report = rig->workload->Run();
+  if (sim.stalled()) return StalledError(sim);
   report.stack = stack.name();
   if (options.extras != nullptr) rig->FillExtras(*options.extras);
   return report;
+}
+
+absl::Status StalledError(const sim::Simulator& sim) {
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "the run made no progress: more than %d events ran at simulated time %s without time moving on. "
+      "Likely cause: a cycle of steps that all cost nothing (zero costs, delays or think times in "
+      "platform, stack or workload); give one of them a cost greater than zero",
+      sim.max_events_at_one_instant(), FormatDurationForInput(sim.stalled_at())));
 }
 
 }  // namespace viosim

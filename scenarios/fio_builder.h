@@ -20,6 +20,7 @@
 #include "sim/time.h"
 
 namespace sim {
+class Simulator;
 class TraceWriter;
 }
 
@@ -101,6 +102,10 @@ struct FioRig {
 // naming a CPU the platform lacks), naming the field or option.
 absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile& jobs,
                                       const FioRunOptions& options);
+
+// The error for a run that stopped making progress (sim::Simulator::stalled()):
+// where simulated time stood and the likely cause.
+absl::Status StalledError(const sim::Simulator& sim);
 
 }  // namespace viosim
 

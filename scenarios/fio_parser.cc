@@ -6,7 +6,6 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -22,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "models/fio/job.h"
 #include "scenarios/fio_options.h"
+#include "scenarios/input_file.h"
 
 namespace fio {
 
@@ -365,16 +365,6 @@ std::string Dirname(const std::string& path) {
   return path.substr(0, slash);
 }
 
-bool ReadWholeFile(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return false;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return false;
-  *text = buf.str();
-  return true;
-}
-
 // Reads job-file text into sections, following includes.
 class JobTextReader {
  public:
@@ -441,20 +431,23 @@ class JobTextReader {
     // fio: as given (from the working directory), else from the including
     // file's directory.
     std::string path = name;
-    std::string text;
-    bool ok = ReadWholeFile(path, &text);
-    if (!ok && name[0] != '/' && !dir.empty()) {
-      path = absl::StrCat(dir, "/", name);
-      ok = ReadWholeFile(path, &text);
+    absl::StatusOr<std::string> text = viosim::ReadInputFile(path, "included file");
+    if (absl::IsNotFound(text.status()) && name[0] != '/' && !dir.empty()) {
+      const std::string beside = absl::StrCat(dir, "/", name);
+      absl::StatusOr<std::string> other = viosim::ReadInputFile(beside, "included file");
+      if (!absl::IsNotFound(other.status())) {
+        path = beside;
+        text = std::move(other);
+      } else {
+        text = absl::NotFoundError(absl::StrCat(text.status().message(), " (also tried '",
+                                                beside, "')"));
+      }
     }
-    if (!ok) {
-      errors_->Add(at, absl::StrCat("include '", name, "': cannot read the file",
-                                    dir.empty() || name[0] == '/'
-                                        ? std::string()
-                                        : absl::StrCat(" (also tried '", path, "')")));
+    if (!text.ok()) {
+      errors_->Add(at, absl::StrCat("include '", name, "': ", text.status().message()));
       return;
     }
-    Read(path, text, Dirname(path), depth + 1);
+    Read(path, *text, Dirname(path), depth + 1);
   }
 
   Errors* errors_;
@@ -1156,11 +1149,9 @@ absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages,
 }
 
 absl::StatusOr<JobFile> ParseJobFile(const std::string& path) {
-  std::string text;
-  if (!ReadWholeFile(path, &text)) {
-    return absl::NotFoundError(absl::StrCat("cannot read fio job file '", path, "'"));
-  }
-  return ParseJobText(path, text, Dirname(path));
+  absl::StatusOr<std::string> text = viosim::ReadInputFile(path, "fio job file");
+  if (!text.ok()) return text.status();
+  return ParseJobText(path, *text, Dirname(path));
 }
 
 absl::StatusOr<JobFile> ParseCommandLine(const std::vector<std::string>& args) {

@@ -23,6 +23,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/message.h"
 #include "scenarios/checks.h"
+#include "scenarios/input_file.h"
 #include "scenarios/units.h"
 #include "sim/time.h"
 
@@ -341,7 +342,7 @@ void ExpandMatrix(Scenario* s, const ParseInfoTree* tree, Diagnostics* d) {
 // The rules that involve more than one field: variant names, overlays and
 // published cells.
 void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
-                        Diagnostics* d) {
+                        Diagnostics* d, const Loc& generated_at = Loc{}) {
   const FieldDescriptor* variant_f =
       Scenario::descriptor()->FindFieldByNumber(Scenario::kVariantFieldNumber);
   const FieldDescriptor* published_f =
@@ -353,7 +354,8 @@ void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
   for (int i = 0; i < s.variant_size(); ++i) {
     const Variant& v = s.variant(i);
     const std::string path = JoinPath("", "variant", i);
-    const Loc loc = LocationIn(tree, variant_f, i, Loc{});
+    // Variants the matrix made have no place of their own: the matrix's.
+    const Loc loc = LocationIn(tree, variant_f, i, generated_at);
     const ParseInfoTree* vtree = NestedTree(tree, variant_f, i);
     const Loc name_loc = LocationIn(
         vtree, variant_d->FindFieldByNumber(Variant::kNameFieldNumber), -1, loc);
@@ -809,6 +811,11 @@ std::string ExplainParseError(const ErrorSite& site, const std::string& message)
   return message;
 }
 
+// The deepest nesting of messages a text may have: a scenario nests about 6
+// deep (variant { overlay { stack { ... } } }); 100 leaves room and keeps
+// the parser's recursion, and every recursive walk after it, shallow.
+constexpr int kMaxNesting = 100;
+
 // Gathers everything protobuf's parser reports. Warnings count as errors:
 // the parser is told to accept unknown fields only so that it goes on and
 // reports all of them (as warnings) rather than stopping at the first.
@@ -842,6 +849,9 @@ bool ParseMessageText(const std::string& text, Message* out, ParseInfoTree* tree
   GatheringErrorCollector collector;
   TextFormat::Parser parser;
   parser.RecordErrorsTo(&collector);
+  // Nesting deeper than any scenario needs is an error at the place it
+  // happens, not a stack overflow.
+  parser.SetRecursionLimit(kMaxNesting);
   parser.AllowUnknownField(true);
   if (tree != nullptr) parser.WriteLocationsTo(tree);
   const bool complete = parser.ParseFromString(text, out);
@@ -860,21 +870,7 @@ bool ParseMessageText(const std::string& text, Message* out, ParseInfoTree* tree
 
 absl::StatusOr<std::string> ReadFile(const std::string& path,
                                      absl::string_view what) {
-  auto failure = [&](int error) {
-    return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path,
-                                            "': ", std::strerror(error)));
-  };
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return failure(errno);
-  std::string data;
-  char buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) data.append(buffer, n);
-  const bool failed = std::ferror(f) != 0;
-  const int error = errno;
-  std::fclose(f);
-  if (failed) return failure(error);
-  return data;
+  return ReadInputFile(path, what);
 }
 
 // ---------------------------------------------------------------------------
@@ -1157,8 +1153,10 @@ absl::StatusOr<ScenarioFile> ParseScenarioText(const std::string& path,
   // the cross-field rules only on a complete message.
   CheckValues(file.scenario, tree.get(), "", Loc{}, &d);
   if (complete) {
+    const Loc matrix_at = LocationIn(
+        tree.get(), Scenario::descriptor()->FindFieldByNumber(Scenario::kMatrixFieldNumber), -1, Loc{});
     ExpandMatrix(&file.scenario, tree.get(), &d);
-    CheckScenarioRules(file.scenario, tree.get(), &d);
+    CheckScenarioRules(file.scenario, tree.get(), &d, matrix_at);
   }
   if (!d.empty()) return d.ToStatus();
   file.locations = std::move(tree);

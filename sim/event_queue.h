@@ -51,6 +51,14 @@ class EventQueue {
 
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  // Drops every pending entry (a stalled run's end); the queue is as new.
+  void Clear() {
+    for (int b = 0; b < kBuckets; ++b) buckets_[b].clear();
+    mask_[0] = mask_[1] = 0;
+    radix_ = false;
+    size_ = 0;
+    heap_limit_ = kToRadix;
+  }
 
   // Queues `e`. REQUIRES: e.t >= now, and `now` is at or after the time of
   // every entry taken out so far (the event loop's clock); e.seq is larger

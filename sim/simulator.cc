@@ -26,6 +26,25 @@ void Simulator::Spawn(Task task) {
   Wake(h);
 }
 
+void Simulator::CheckProgress() {
+  next_progress_check_ = events_ + max_events_at_one_instant_;
+  if (now_ != progress_checked_at_) {
+    progress_checked_at_ = now_;
+    return;
+  }
+  Stall();  // every event since the last check ran at this instant
+}
+
+void Simulator::Stall() {
+  // Drop what is pending, so that RunUntil returns and every later call
+  // finds nothing to run.
+  stalled_ = true;
+  stalled_at_ = now_;
+  queue_.Clear();
+  ready_.clear();
+  ready_head_ = 0;
+}
+
 bool Simulator::Retarget(Time at, std::coroutine_handle<> from, std::coroutine_handle<> to) {
   void* const f = from.address();
   if (at == now_) {

@@ -87,6 +87,24 @@ class Simulator {
   }
   bool empty() const { return queue_.empty() && ready_head_ == ready_.size(); }
 
+  // The most events one instant of simulated time may hold. More means the
+  // run no longer makes progress: a cycle of processes whose every step
+  // costs nothing (zero costs, zero delays) runs at one instant for ever.
+  // The busiest legal instant (every job of a large fio run submitting at
+  // time 0) holds a few million events.
+  static constexpr uint64_t kMaxEventsAtOneInstant = uint64_t{50} << 20;
+  // Whether max_events_at_one_instant() events ran at one instant; then
+  // every pending event was dropped and the run is over.
+  bool stalled() const { return stalled_; }
+  // The instant the run stalled at (if stalled()).
+  Time stalled_at() const { return stalled_at_; }
+  uint64_t max_events_at_one_instant() const { return max_events_at_one_instant_; }
+  // For tests: a smaller bound. Call before running.
+  void set_max_events_at_one_instant(uint64_t n) {
+    max_events_at_one_instant_ = n;
+    next_progress_check_ = events_ + n;
+  }
+
  private:
   using Entry = EventQueue::Entry;
   void Fire(const Entry& e) {
@@ -97,6 +115,8 @@ class Simulator {
   // Runs the wakeups made so far (and those they make in turn).
   void DrainReady() {
     while (ready_head_ < ready_.size()) {
+      // Every wakeup of one drain is at one instant.
+      if (ready_head_ == max_events_at_one_instant_) [[unlikely]] return Stall();
       void* h = ready_[ready_head_++];
       ++events_;
       std::coroutine_handle<>::from_address(h).resume();
@@ -112,6 +132,15 @@ class Simulator {
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
   TraceWriter* trace_;
+  // Progress check: every max_events_at_one_instant_ events, simulated time
+  // must have moved since the last check.
+  uint64_t max_events_at_one_instant_ = kMaxEventsAtOneInstant;
+  uint64_t next_progress_check_ = kMaxEventsAtOneInstant;
+  Time progress_checked_at_ = Time::Picos(-1);
+  bool stalled_ = false;
+  Time stalled_at_;
+  void CheckProgress();
+  void Stall();
   internal::RootLink roots_;  // sentinel of the list of live root processes
 };
 
@@ -145,6 +174,7 @@ inline void Simulator::RunUntil(Time until) {
       Fire(e);
     }
     if (!ready_.empty()) DrainReady();
+    if (events_ >= next_progress_check_) [[unlikely]] CheckProgress();
   }
   now_ = until;
 }

@@ -545,6 +545,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
   for (sim::Time t = start; t < ramp_end && !all_done();) {
     t = std::min(t + control_.batch, ramp_end);
     sim_->RunUntil(t);
+    if (sim_->stalled()) break;
     uint64_t done = 0;
     for (Job* j : group) done += j->completions;
     ramp_rates.push_back(static_cast<double>(done - ramp_last));
@@ -591,6 +592,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
     }
     t = t + control_.batch;
     sim_->RunUntil(stopping ? t : std::min(t, hard_end));
+    if (sim_->stalled()) break;
     if (stopping || all_done()) continue;
     const sim::Time now = sim_->Now();
     if (now >= next_sample) {

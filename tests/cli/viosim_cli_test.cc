@@ -1,6 +1,7 @@
 // The `viosim` command end to end: output contracts, determinism, exit
 // statuses, and what bad input gets (a message naming file:line:column or the
 // flag, and the field; exit 2; no partial output file).
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -673,6 +674,87 @@ TEST(CliCalibrateTest, AnalyticCellHasNothingToFit) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("analytic (MACHINE_REPAIRMAN_MVA)"));
   EXPECT_THAT(r.err, HasSubstr("nothing to fit"));
+}
+
+// --seed N and --set run.seed=N are one rule, in every subcommand that has them.
+TEST(CliTest, SeedFlagAndSetRunSeedRefuseTheSameSeeds) {
+  for (const std::string seed : {"-1", "18446744073709551616", "99999999999999999999999", "abc", "1e3"}) {
+    for (const std::string cmd : {"run scenarios/lockbench.textproto", "list scenarios/lockbench.textproto",
+                                  "reproduce scenarios/lockbench.textproto"}) {
+      Result by_flag = Viosim(absl::StrCat(cmd, " --seed '", seed, "'"));
+      Result by_set = Viosim(absl::StrCat(cmd, " --set 'run.seed=", seed, "'"));
+      EXPECT_EQ(by_flag.code, 2) << cmd << " --seed " << seed;
+      EXPECT_EQ(by_set.code, 2) << cmd << " --set run.seed=" << seed;
+      EXPECT_THAT(by_flag.err, HasSubstr(absl::StrCat("--seed 'run.seed=", seed, "': field 'run.seed'")));
+      EXPECT_THAT(by_set.err, HasSubstr(absl::StrCat("--set 'run.seed=", seed, "': field 'run.seed'")));
+      EXPECT_TRUE(by_flag.out.empty());
+    }
+  }
+  Result r = Viosim("list scenarios/lockbench.textproto --seed 18446744073709551615");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// One validation for every subcommand: what `run` refuses, `list` refuses
+// with the same message.
+TEST(CliTest, ListRefusesWhatRunRefusesWithTheSameMessage) {
+  for (const std::string set : {"stack.virtio_blk.ring_size=100", "stack.virtio_blk.irq_cpu=99",
+                                "stack.virtio_blk.ring_size=16", "workload.fio.job_file=missing.fio",
+                                "platform.host_profile=opteron", "variant[1].overlay.stack.virtio_blk.ring_size=3"}) {
+    const std::string args = absl::StrCat("scenarios/virtio_blk_kick_lock.textproto --set ", set);
+    Result run = Viosim(absl::StrCat("run ", args, " ", kShort));
+    Result list = Viosim(absl::StrCat("list ", args, " ", kShort));
+    EXPECT_EQ(run.code, 2) << set << "\n" << run.err;
+    EXPECT_EQ(list.code, 2) << set << "\n" << list.err;
+    EXPECT_EQ(list.err, run.err) << set;
+  }
+}
+
+// The memory budget is checked before anything is built, names every
+// factor and the budget, and is raised by --set like any field.
+TEST(CliTest, MemoryBudgetRefusesLargeRunsBeforeStartingAndCanBeRaised) {
+  const std::string base =
+      "list scenarios/virtio_blk_poll.textproto --set stack.virtio_blk_mq.ring_size=32768 --set platform.cpus=";
+  for (const int cpus : {513, 1024, 4096}) {
+    Result r = Viosim(absl::StrCat(base, cpus));
+    EXPECT_EQ(r.code, 2) << cpus;
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("field 'platform.cpus' (", cpus, ") x field "
+                                              "'stack.virtio_blk_mq.ring_size' (32768")));
+    EXPECT_THAT(r.err, HasSubstr("more than field 'run.max_request_slots' (16777216, by default)"));
+  }
+  Result r = Viosim(absl::StrCat(base, 512));  // exactly the budget
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Viosim(absl::StrCat(base, 1024, " --set run.max_request_slots=33554432"));
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// -o writes a symlink's target, a device or a FIFO in place; it never
+// replaces them with a regular file. A FIFO nobody reads is an error, not a
+// wait, and a failed run leaves no trace file behind.
+TEST(CliTest, OutputToSpecialFilesIsWrittenInPlaceNeverReplaced) {
+  namespace fs = std::filesystem;
+  const std::string target = absl::StrCat(TmpDir(), "/target.txt"), link = absl::StrCat(TmpDir(), "/link.txt");
+  fs::remove(link);
+  std::ofstream(target) << "STALE";
+  fs::create_symlink(target, link);
+  Result r = Viosim(absl::StrCat("list scenarios/lockbench.textproto -o ", link));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_THAT(ReadAll(target), HasSubstr("scenario lockbench"));
+  EXPECT_THAT(ReadAll(target), Not(HasSubstr("STALE")));
+
+  r = Viosim("list scenarios/lockbench.textproto -o /dev/null");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+
+  const std::string fifo = absl::StrCat(TmpDir(), "/out.fifo"), trace = absl::StrCat(TmpDir(), "/t.json");
+  fs::remove(fifo);
+  fs::remove(trace);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  r = Viosim(absl::StrCat("run scenarios/lockbench.textproto -v N4 --trace ", trace, " -o ", fifo, " ", kShort));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(fifo, ": cannot open for writing: a FIFO with no reader")));
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_FALSE(fs::exists(trace));
 }
 
 TEST(CliTest, MissingScenarioFileExitsTwo) {

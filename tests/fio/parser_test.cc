@@ -207,7 +207,8 @@ TEST(IncludeTest, AMissingFileIsAnErrorAtTheIncludeLine) {
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(std::string(f.status().message()),
               StartsWith("tests/fio/testdata/include_missing.fio:2: include "
-                         "'include_nowhere.fio': cannot read the file"));
+                         "'include_nowhere.fio': cannot read included file 'include_nowhere.fio': "
+                         "No such file or directory (also tried 'tests/fio/testdata/include_nowhere.fio')"));
 }
 
 TEST(IncludeTest, OutsideASectionIsAnError) {

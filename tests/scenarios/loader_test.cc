@@ -99,10 +99,11 @@ TEST(LoadScenarioFileTest, MissingFileIsNotFoundAndNamesThePath) {
   EXPECT_THAT(std::string(file.status().message()), HasSubstr(path));
 }
 
-TEST(LoadScenarioFileTest, DirectoryIsNotFound) {
+TEST(LoadScenarioFileTest, DirectoryIsNotARegularFile) {
   absl::StatusOr<ScenarioFile> file = LoadScenarioFile(::testing::TempDir());
   ASSERT_FALSE(file.ok());
-  EXPECT_EQ(file.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(file.status().message()), HasSubstr("not a regular file (a directory)"));
 }
 
 TEST(LoadScenarioFileTest, ZeroIsAcceptedWhereAllowed) {

@@ -188,5 +188,67 @@ TEST(SimulatorTest, ZeroDelayYieldsToEventsAlreadyDue) {
   EXPECT_EQ(log, (std::vector<std::string>{"zero@0ps", "zero2@0ps"}));
 }
 
+// A process that only ever waits zero time: simulated time never moves.
+Task ZeroDelayForever(Simulator& sim, Time start) {
+  co_await sim.Delay(start);
+  for (;;) co_await sim.Delay(Time::Zero());
+}
+
+// Two processes that wake each other at one instant, for ever.
+Task PingPong(Signal& mine, Signal& theirs) {
+  for (;;) {
+    theirs.NotifyOne();
+    co_await mine.Wait();
+  }
+}
+
+// A process that takes `steps` zero-time steps, then time moves on.
+Task BurstThenTick(Simulator& sim, int steps, int* ticks) {
+  for (int i = 0; i < steps; ++i) co_await sim.Delay(Time::Zero());
+  for (;;) {
+    co_await sim.Delay(1_us);
+    ++*ticks;
+  }
+}
+
+TEST(SimulatorTest, ZeroDelayCycleStallsAtItsInstantInsteadOfRunningForEver) {
+  for (const Time start : {Time::Zero(), 3_us, Time::Seconds(1000000)}) {
+    Simulator sim;
+    sim.set_max_events_at_one_instant(10000);
+    sim.Spawn(ZeroDelayForever(sim, start));
+    sim.RunUntil(start + 1_ms);
+    EXPECT_TRUE(sim.stalled()) << FormatTime(start);
+    EXPECT_EQ(sim.stalled_at(), start);
+    EXPECT_LE(sim.events(), 3u * 10000 + 2);
+    EXPECT_TRUE(sim.empty());
+    sim.RunUntil(start + 2_ms);  // nothing left to run: returns at once
+    EXPECT_TRUE(sim.stalled());
+  }
+}
+
+TEST(SimulatorTest, WakeupCycleStallsWithoutGrowingTheWakeupQueue) {
+  Simulator sim;
+  sim.set_max_events_at_one_instant(10000);
+  Signal a(sim), b(sim);
+  sim.Spawn(PingPong(a, b));
+  sim.Spawn(PingPong(b, a));
+  sim.RunUntil(1_ms);
+  EXPECT_TRUE(sim.stalled());
+  EXPECT_EQ(sim.stalled_at(), Time::Zero());
+  EXPECT_LE(sim.events(), 10000u + 2);
+}
+
+TEST(SimulatorTest, BurstsBelowTheBoundAtOneInstantAreNotAStall) {
+  for (const int steps : {0, 100, 9000}) {
+    Simulator sim;
+    sim.set_max_events_at_one_instant(10000);
+    int ticks = 0;
+    sim.Spawn(BurstThenTick(sim, steps, &ticks));
+    sim.RunUntil(100_ms);
+    EXPECT_FALSE(sim.stalled()) << steps;
+    EXPECT_EQ(ticks, 100000) << steps;
+  }
+}
+
 }  // namespace
 }  // namespace sim

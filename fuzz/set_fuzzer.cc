@@ -1,0 +1,56 @@
+// Fuzz target: --set overrides and the duration and size texts they carry.
+// Each input line is one assignment (PATH=VALUE) applied, as the command
+// line does, to a small scenario with a variant; then the variant is
+// resolved. Each line is also read as a duration on its own. Any text must
+// give a value or an error; never a crash, a hang or an abort.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "scenarios/loader.h"
+#include "scenarios/units.h"
+
+namespace {
+
+// Every kind of field an assignment can reach: durations, integers with
+// bounds, enums, distributions, a variant's overlay.
+constexpr char kScenario[] = R"pb(
+name: "set_fuzz"
+platform {
+  cpus: 4
+  lock_handoff { value: "10ns" }
+}
+stack { lock { kind: TICKET } }
+workload {
+  lockbench {
+    threads: 4
+    think { exponential { mean: "10us" } }
+    hold { constant { value: "2us" } }
+  }
+}
+run { seed: 7 warmup: "1ms" duration: "10ms" batches: 10 }
+variant {
+  name: "v"
+  overlay { workload { lockbench { threads: 2 } } }
+}
+)pb";
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const absl::StatusOr<viosim::ScenarioFile>* base =
+      new absl::StatusOr<viosim::ScenarioFile>(viosim::ParseScenarioText("set_fuzz.textproto", kScenario));
+  if (!base->ok()) __builtin_trap();  // the embedded scenario itself must load
+  const absl::string_view text(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> assignments;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    (void)viosim::ParseDuration(line);
+    if (assignments.size() < 16) assignments.emplace_back(line);
+  }
+  viosim::ScenarioFile file = **base;
+  if (!viosim::ApplyFileOverrides(&file, assignments).ok()) return 0;
+  for (const std::string& v : viosim::VariantNames(file)) (void)viosim::ResolveVariant(file, v, assignments);
+  return 0;
+}

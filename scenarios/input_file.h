@@ -1,0 +1,28 @@
+#ifndef VIOSIM_SCENARIOS_INPUT_FILE_H_
+#define VIOSIM_SCENARIOS_INPUT_FILE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace viosim {
+
+// The most bytes any input file may hold (scenario, fio job file, include,
+// baseline): 16 MiB, hundreds of times the largest file the project ships.
+// A larger file is refused before it is read, so a device that never ends
+// (/dev/zero) cannot grow memory without bound.
+inline constexpr int64_t kMaxInputFileBytes = int64_t{16} << 20;
+
+// Reads the whole of `path`, which must name a regular file (a FIFO, a
+// device or a directory is refused: it may never end) of at most
+// kMaxInputFileBytes. `what` names the file in messages ("scenario file").
+// NotFound if it cannot be opened, InvalidArgument if it is not a regular
+// file or too large.
+absl::StatusOr<std::string> ReadInputFile(const std::string& path,
+                                          absl::string_view what);
+
+}  // namespace viosim
+
+#endif  // VIOSIM_SCENARIOS_INPUT_FILE_H_
