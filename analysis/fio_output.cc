@@ -413,6 +413,12 @@ void PrintObject(std::string& out, const JValue& v, int level) {
 }
 
 void PrintArray(std::string& out, const JValue& v, int level) {
+  // Only viosim's own arrays can be empty (fio leaves an empty disk_util
+  // out): printed as [].
+  if (std::all_of(v.items.begin(), v.items.end(), [](const JValue& i) { return i.Dropped(); })) {
+    out += "[]";
+    return;
+  }
   out += "[\n";
   bool first = true;
   for (const JValue& item : v.items) {
@@ -740,12 +746,16 @@ std::string FormatJson(const FioReport& r, bool plus) {
   JValue& v = root.Add("viosim", JValue());
   v.AddFloat("requested_s", r.requested_s);
   v.AddFloat("simulated_s", r.simulated_s);
-  // null, not 0, when no interval was computed.
-  if (r.has_confidence) {
+  // null, not 0, when no interval was computed, and null when the run at
+  // the next seed gave the same rates (the interval says nothing then).
+  if (r.has_confidence && r.confidence_informative) {
     v.AddFloat("confidence_pct", r.confidence_pct);
   } else {
     v.Add("confidence_pct", JValue::Null());
   }
+  v.Add("confidence_informative", r.has_confidence ? JValue::Bool(r.confidence_informative) : JValue::Null());
+  JValue& rates = v.Add("window_iops", JValue::Array());
+  for (double x : r.window_iops) rates.items.push_back(JValue::Float(x));
   v.Add("stopped_at_steady_state", JValue::Bool(r.stopped_at_steady_state));
   v.Add("stack", JValue::Str(r.stack, /*keep_empty=*/true));
   std::string out;

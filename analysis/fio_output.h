@@ -19,7 +19,8 @@
 // - latency target/window/percentile (latency_target= options) are not
 //   modeled and print fio's defaults: 0, 0, 100.00%.
 // - JSON gets one extra top-level object after fio's keys, "viosim", with
-//   FioReport's requested_s, simulated_s, confidence_pct,
+//   FioReport's requested_s, simulated_s, confidence_pct (null when none
+//   was computed or it is not informative), confidence_informative, window_iops,
 //   stopped_at_steady_state and stack.
 #ifndef VIOSIM_ANALYSIS_FIO_OUTPUT_H_
 #define VIOSIM_ANALYSIS_FIO_OUTPUT_H_

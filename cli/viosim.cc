@@ -543,10 +543,14 @@ int main(int argc, char** argv) {
     const std::string asked = report->requested_s > 0
                                   ? absl::StrFormat("of the %.3f s the job asks for", report->requested_s)
                                   : std::string("(the job sets neither runtime nor size)");
-    const std::string ci = report->has_confidence
-                               ? absl::StrFormat("IOPS 95%% confidence half-width %.2g%% of the mean",
-                                                 report->confidence_pct)
-                               : std::string("too few batches for an IOPS confidence interval");
+    const std::string ci =
+        !report->has_confidence ? std::string("too few batches for an IOPS confidence interval")
+        : !report->confidence_informative
+            ? absl::StrFormat("no informative IOPS interval: the same rate at seed %d (a deterministic bottleneck)",
+                              report->replicate_seed)
+            : absl::StrFormat("IOPS 95%% confidence half-width %.2g%% of the mean (the rate over the exact "
+                              "window, viosim.window_iops)",
+                              report->confidence_pct);
     std::cerr << absl::StrFormat("viosim: simulated %.3f s %s, %s; %s\n", report->simulated_s, asked,
                                  report->stopped_at_steady_state ? "stopped at steady state"
                                                                  : "to the job's end or the time cap",

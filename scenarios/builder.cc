@@ -215,6 +215,8 @@ absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, cons
   if (trace && to >= from + plan.duration) {
     for (models::Cpu* c : cpus) c->CloseTraceSlice();
   }
+  // Holds still in progress when the run ends (the writer clips them).
+  sim.CloseTraceSlices();
   sim.set_trace(nullptr);
   out->events = sim.events();
   if (sim.stalled()) return StalledError(sim);

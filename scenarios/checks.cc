@@ -16,6 +16,7 @@
 #include "google/protobuf/message.h"
 #include "models/block/blk_mq.h"
 #include "scenarios/fio_parser.h"
+#include "scenarios/input_file.h"
 #include "models/fio/workload.h"
 #include "models/nvme/profile.h"
 #include "scenarios/builder.h"
@@ -681,14 +682,15 @@ absl::StatusOr<fio::JobFile> ScenarioJobs(const ScenarioFile& file, const Scenar
   std::string dir = std::filesystem::path(file.path).parent_path().string();
   if (dir.empty()) dir = ".";
   const std::string path = w.job_file()[0] == '/' ? w.job_file() : absl::StrCat(dir, "/", w.job_file());
-  absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
-  if (!jobs.ok() && absl::StartsWith(jobs.status().message(), "cannot read")) {
+  absl::StatusOr<std::string> text = ReadInputFile(path, "fio job file");
+  if (!text.ok()) {
     // The file itself cannot be read: the place to fix is the field naming it.
     const std::string field = "workload.fio.job_file";
     const Problem p = c.About({field});
-    c.Add(p, absl::StrCat(p.Field(field, w.job_file()), ": ", jobs.status().message()));
+    c.Add(p, absl::StrCat(p.Field(field, w.job_file()), ": ", text.status().message()));
     return c.ToStatus();
   }
+  absl::StatusOr<fio::JobFile> jobs = fio::ParseJobText(path, *text, std::filesystem::path(path).parent_path().string());
   if (!jobs.ok() || w.section().empty()) return jobs;
   std::vector<fio::JobOptions> keep;
   for (const fio::JobOptions& j : jobs->jobs) {

@@ -58,6 +58,9 @@ struct FioRunOptions {
   sim::TraceWriter* trace = nullptr;
   sim::Time trace_start = sim::Time::Millis(100);
   sim::Time trace_window = sim::Time::Millis(1);
+  // Runs the jobs again at the next seed to tell whether the IOPS interval
+  // is informative (FioReport::confidence_informative).
+  bool replicate = true;
 };
 
 // The CPUs of a stack whose scenario leaves platform.cpus unset.

@@ -548,22 +548,13 @@ struct ErrorSite {
   const Descriptor* enclosing = nullptr;   // the message the field is in
   bool at_end = false;                     // the error is at the end of input
   int open_blocks = 0;                     // unclosed { or < at the error
+  // What the scan was reading where the error is, so the wording can be
+  // chosen from the text's structure, never from protobuf's English:
+  bool unknown_field = false;  // a field name its message does not have
+  bool at_value = false;       // the value of `fd` (or where it belongs)
+  // At the end of input: what the text still lacked there, in words.
+  std::string missing;
 };
-
-// The field name quoted in a protobuf message such as `... for field
-// "kind".` or `... has no field named "cpuz".`, or "".
-std::string FieldNamedIn(absl::string_view message) {
-  for (absl::string_view marker : {"field named \"", "field \""}) {
-    const size_t at = message.find(marker);
-    if (at == absl::string_view::npos) continue;
-    const size_t begin = at + marker.size();
-    const size_t end = message.find('"', begin);
-    if (end != absl::string_view::npos) {
-      return std::string(message.substr(begin, end - begin));
-    }
-  }
-  return "";
-}
 
 class ErrorLocator {
  public:
@@ -571,11 +562,13 @@ class ErrorLocator {
       : text_(text), root_(root) {}
 
   // Scans the tokens that end at or before `error` and says which field
-  // the error (with protobuf's `message`) concerns.
-  ErrorSite Locate(const Loc& error, absl::string_view message) {
+  // the error concerns, from the text alone: protobuf's message is only
+  // ever shown, never read.
+  ErrorSite Locate(const Loc& error) {
     frames_.clear();
     frames_.push_back(Frame{root_, ""});
     state_ = kName;
+    after_value_ = false;
     pending_ = Field{};
     const Token* stop = nullptr;
     for (const Token& t : text_.tokens) {
@@ -585,7 +578,7 @@ class ErrorLocator {
       }
       Step(t);
     }
-    return Conclude(error, message, stop);
+    return Conclude(error, stop);
   }
 
  private:
@@ -630,6 +623,7 @@ class ErrorLocator {
   }
 
   void CompleteScalar(const Field& f) {
+    after_value_ = true;
     Frame& owner = Owner();
     owner.last_path = PathOf(owner, f, /*consume=*/true);
     owner.last = f;
@@ -653,6 +647,7 @@ class ErrorLocator {
   }
 
   void Step(const Token& t) {
+    after_value_ = false;
     const bool opens = IsSymbol(t, '{') || IsSymbol(t, '<');
     const bool is_value = t.kind != Token::kSymbol;
     switch (state_) {
@@ -707,8 +702,7 @@ class ErrorLocator {
     }
   }
 
-  ErrorSite Conclude(const Loc& error, absl::string_view message,
-                     const Token* stop) {
+  ErrorSite Conclude(const Loc& error, const Token* stop) {
     ErrorSite site;
     site.loc = error;
     site.at_end = stop == nullptr && !Before(error, text_.end);
@@ -718,52 +712,54 @@ class ErrorLocator {
     Frame& owner = Owner();
     site.enclosing = owner.desc;
 
-    auto at_field = [&](const Field& f, const std::string& path, bool relocate) {
+    auto at_field = [&](const Field& f, const std::string& path) {
       site.field = path;
       site.fd = f.fd;
-      if (relocate && f.loc.known()) site.loc = f.loc;
     };
-    const bool at_name =
-        state_ == kName && stop != nullptr && stop->kind == Token::kIdent;
-
-    // Prefer the field that protobuf's message names.
-    const std::string named = FieldNamedIn(message);
-    if (!named.empty()) {
-      if (at_name && stop->text == named) {
-        at_field(Resolve(stop->text, stop->start),
-                 PathOf(owner, Resolve(stop->text, stop->start), false), true);
-        return site;
-      }
-      if ((state_ == kAfterName || state_ == kValue) && pending_.name == named) {
-        at_field(pending_, PathOf(owner, pending_, false), true);
-        return site;
-      }
-      if (owner.last.name == named) {
-        at_field(owner.last, owner.last_path, true);
-        return site;
-      }
-    }
-
+    // Protobuf reports a problem with a field's name (unknown, set twice,
+    // a second member of a oneof) at the ':' or '{' after it, and an
+    // unknown enum value at the token after the value: the scan stops
+    // just past what the error is about, and points at it.
+    const bool continues = stop == nullptr || stop->kind == Token::kIdent || IsSymbol(*stop, '}') ||
+                           IsSymbol(*stop, '>') || IsSymbol(*stop, ',') || IsSymbol(*stop, ';');
     switch (state_) {
       case kName:
-        if (at_name) {
+        if (after_value_ && continues && !site.at_end && owner.last.loc.known()) {
+          at_field(owner.last, owner.last_path);
+          site.loc = owner.last.loc;
+          site.at_value = true;
+        } else if (stop != nullptr && stop->kind == Token::kIdent) {
           const Field f = Resolve(stop->text, stop->start);
-          at_field(f, PathOf(owner, f, false), false);
+          at_field(f, PathOf(owner, f, false));
         } else {
           site.field = owner.path;
           site.fd = owner.opener.fd;
         }
+        if (site.at_end && site.open_blocks > 0) site.missing = "a closing '}'";
         break;
       case kAfterName:
+        at_field(pending_, PathOf(owner, pending_, false));
+        if (stop != nullptr && (IsSymbol(*stop, ':') || IsSymbol(*stop, '{') || IsSymbol(*stop, '<'))) {
+          if (pending_.loc.known()) site.loc = pending_.loc;
+          site.unknown_field = pending_.fd == nullptr && owner.desc != nullptr && !absl::StartsWith(pending_.name, "[");
+        }
+        if (site.at_end) site.missing = absl::StrCat("':' and a value after '", pending_.name, "'");
+        break;
       case kValue:
-        at_field(pending_, PathOf(owner, pending_, false), false);
+        at_field(pending_, PathOf(owner, pending_, false));
+        // (A string left open is the lexer's error, not the field's type.)
+        site.at_value = stop == nullptr || stop->kind != Token::kString ||
+                        stop->end.column != std::numeric_limits<int>::max();
+        if (site.at_end) site.missing = absl::StrCat("the value of '", pending_.name, "'");
         break;
       case kList:
-        at_field(frames_.back().list_field,
-                 PathOf(owner, frames_.back().list_field, false), false);
+        at_field(frames_.back().list_field, PathOf(owner, frames_.back().list_field, false));
+        site.at_value = true;
+        if (site.at_end) site.missing = "a closing ']'";
         break;
       case kBracketName:
         site.field = owner.path;
+        if (site.at_end) site.missing = "a closing ']'";
         break;
     }
     return site;
@@ -774,41 +770,31 @@ class ErrorLocator {
   std::vector<Frame> frames_;
   State state_ = kName;
   Field pending_;
+  bool after_value_ = false;  // the last token read ended a field's value
 };
 
-// Protobuf's `message` for the error at `site`, reworded where it helps.
+// Protobuf's `message` for the error at `site`, with what the text's
+// structure says about it (the message is shown as protobuf wrote it and
+// never read: its wording may change between protobuf versions).
 std::string ExplainParseError(const ErrorSite& site, const std::string& message) {
   if (site.at_end) {
-    absl::string_view m = message;
-    absl::ConsumeSuffix(&m, " ");
-    absl::ConsumeSuffix(&m, "got:");
-    m = absl::StripTrailingAsciiWhitespace(m);
-    absl::ConsumeSuffix(&m, ",");
     std::string what = "unexpected end of file";
     if (site.open_blocks > 0) {
-      absl::StrAppend(&what, " with ", site.open_blocks,
-                      site.open_blocks == 1 ? " block" : " blocks",
+      absl::StrAppend(&what, " with ", site.open_blocks, site.open_blocks == 1 ? " block" : " blocks",
                       " still open");
     }
-    if (!m.empty()) absl::StrAppend(&what, " (", m, ")");
+    if (!site.missing.empty()) absl::StrAppend(&what, "; missing ", site.missing);
     return what;
   }
-  absl::string_view plain = message;
+  absl::string_view plain = absl::StripTrailingAsciiWhitespace(message);
   absl::ConsumeSuffix(&plain, ".");
-  if (absl::StrContains(message, "has no field named") && site.enclosing != nullptr) {
-    return absl::StrCat(plain, "; the fields of ", site.enclosing->full_name(),
-                        " are: ", FieldNames(site.enclosing));
+  if (site.unknown_field) {
+    return absl::StrCat(plain, "; the fields of ", site.enclosing->full_name(), " are: ", FieldNames(site.enclosing));
   }
-  const bool about_the_value =
-      absl::StartsWith(message, "Expected") ||
-      absl::StrContains(message, "enumeration value") ||
-      absl::StrContains(message, "out of range") ||
-      absl::StrContains(message, "Invalid value");
-  if (about_the_value && site.fd != nullptr) {
-    return absl::StrCat(plain, "; '", site.fd->name(), "' takes ",
-                        DescribeType(site.fd));
+  if (site.at_value && site.fd != nullptr) {
+    return absl::StrCat(plain, "; '", site.fd->name(), "' takes ", DescribeType(site.fd));
   }
-  return message;
+  return std::string(plain);
 }
 
 // The deepest nesting of messages a text may have: a scenario nests about 6
@@ -859,7 +845,7 @@ bool ParseMessageText(const std::string& text, Message* out, ParseInfoTree* tree
     const TokenizedText tokens = Tokenize(text);
     ErrorLocator locator(tokens, out->GetDescriptor());
     for (const GatheringErrorCollector::Error& e : collector.errors()) {
-      const ErrorSite site = locator.Locate(e.loc, e.message);
+      const ErrorSite site = locator.Locate(e.loc);
       d->Add(site.loc, site.field, ExplainParseError(site, e.message));
     }
   } else if (!complete) {
@@ -1131,6 +1117,20 @@ absl::Status ApplyFileLevel(const std::string& path, Scenario* s,
 }
 
 }  // namespace
+
+namespace internal {
+
+std::string ExplainTextError(const std::string& text, int line, int column, const std::string& message,
+                             const google::protobuf::Descriptor* root) {
+  const TokenizedText tokens = Tokenize(text);
+  ErrorLocator locator(tokens, root);
+  const ErrorSite site = locator.Locate(Loc{line, column});
+  Diagnostics d("");
+  d.Add(site.loc, site.field, ExplainParseError(site, message));
+  return std::string(d.ToStatus().message());
+}
+
+}  // namespace internal
 
 // ---------------------------------------------------------------------------
 // Public functions

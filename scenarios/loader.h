@@ -159,6 +159,15 @@ absl::StatusOr<Baseline> LoadBaselineFile(const std::string& path);
 // they read back exactly.
 std::string BaselineToText(const Baseline& baseline);
 
+namespace internal {
+// For tests: the loader's report of a protobuf parse error at 0-based
+// `line`:`column` of `text` (a `root` message) whose text is `message`, as
+// ":LINE:COL: field 'F': WHAT". Which field, which place and what is added
+// come from the text alone; `message` is only shown.
+std::string ExplainTextError(const std::string& text, int line, int column, const std::string& message,
+                             const google::protobuf::Descriptor* root);
+}  // namespace internal
+
 }  // namespace viosim
 
 #endif  // VIOSIM_SCENARIOS_LOADER_H_

@@ -5,6 +5,7 @@ namespace sim {
 Simulator::Simulator(TraceWriter* trace) : trace_(trace) { ready_.reserve(256); }
 
 Simulator::~Simulator() {
+  for (TraceSource* t = sources_head_; t != nullptr; t = t->next_) t->owner_ = nullptr;
   // Root processes that never finished are suspended somewhere (a delay, a
   // lock queue, a signal). Destroying a root destroys the children it awaits.
   while (roots_.next != nullptr) {
@@ -12,6 +13,22 @@ Simulator::~Simulator() {
     p->Unlink();
     std::coroutine_handle<internal::TaskPromise>::from_promise(*p).destroy();
   }
+}
+
+TraceSource::TraceSource(Simulator& sim) : owner_(&sim), prev_(sim.sources_tail_) {
+  (prev_ != nullptr ? prev_->next_ : sim.sources_head_) = this;
+  sim.sources_tail_ = this;
+}
+
+TraceSource::~TraceSource() {
+  if (owner_ == nullptr) return;
+  (prev_ != nullptr ? prev_->next_ : owner_->sources_head_) = next_;
+  (next_ != nullptr ? next_->prev_ : owner_->sources_tail_) = prev_;
+}
+
+void Simulator::CloseTraceSlices() {
+  if (trace_ == nullptr) return;
+  for (TraceSource* t = sources_head_; t != nullptr; t = t->next_) t->CloseTraceSlice();
 }
 
 void Simulator::Spawn(Task task) {

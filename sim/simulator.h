@@ -22,6 +22,30 @@
 namespace sim {
 
 class TraceWriter;
+class Simulator;
+
+// A model that draws slices in the trace over time (a CPU's state, a
+// lock's hold) and so may have one open when the run ends. It is known to
+// its Simulator for its lifetime (either may be destroyed first), and
+// Simulator::CloseTraceSlices() has every source draw what it has open up
+// to Now(): a lock still held at the end of a traced run is drawn.
+class TraceSource {
+ public:
+  explicit TraceSource(Simulator& sim);
+  virtual ~TraceSource();
+  TraceSource(const TraceSource&) = delete;
+  TraceSource& operator=(const TraceSource&) = delete;
+
+  // Draws the slice in progress, if any, up to Now(). Called only while a
+  // trace writer is attached.
+  virtual void CloseTraceSlice() = 0;
+
+ private:
+  friend class Simulator;
+  Simulator* owner_;
+  TraceSource* prev_ = nullptr;
+  TraceSource* next_ = nullptr;
+};
 
 class Simulator {
  public:
@@ -37,6 +61,9 @@ class Simulator {
   // Turns tracing on (non-null) or off from now on; models look the writer up
   // on every traced action, so a window of the run can be traced.
   void set_trace(TraceWriter* trace) { trace_ = trace; }
+  // Every TraceSource draws its slice in progress up to Now(), in the order
+  // they were created. Call before the writer is detached or finished.
+  void CloseTraceSlices();
   // Events run so far.
   uint64_t events() const { return events_; }
 
@@ -132,6 +159,9 @@ class Simulator {
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
   TraceWriter* trace_;
+  friend class TraceSource;
+  TraceSource* sources_head_ = nullptr;  // oldest first
+  TraceSource* sources_tail_ = nullptr;
   // Progress check: every max_events_at_one_instant_ events, simulated time
   // must have moved since the last check.
   uint64_t max_events_at_one_instant_ = kMaxEventsAtOneInstant;

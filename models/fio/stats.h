@@ -196,6 +196,14 @@ struct FioReport {
   double simulated_s = 0;        // simulated, ramp included
   double confidence_pct = 0;     // half-width of the 95% CI of the IOPS, percent of the mean
   bool has_confidence = false;   // confidence_pct was computed (every group measured enough batches)
+  // Per group: the IOPS the interval is of (the batches' completions over
+  // their exact length, never rounded to milliseconds as fio prints it).
+  std::vector<double> window_iops;
+  // The run repeated at `replicate_seed` gave exactly the same window_iops:
+  // a deterministic bottleneck sets the value and the batches' spread says
+  // nothing about how sure it is (no replicate run: true).
+  bool confidence_informative = true;
+  uint64_t replicate_seed = 0;
   bool stopped_at_steady_state = false;
   std::string stack;             // the stack the jobs ran on
 };

@@ -515,7 +515,8 @@ sim::Task Workload::RunJob(Job& job) {
   job.finished->NotifyAll();
 }
 
-double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::optional<double>* ci_pct) {
+double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::optional<double>* ci_pct,
+                          double* window_iops) {
   const sim::Time start = sim_->Now();
   sim::Time ramp = sim::Time::Zero(), runtime = sim::Time::Zero();
   for (Job* j : group) {
@@ -614,6 +615,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
     const double mean = iops_batches.Mean();
     const double rel = enough && mean > 0 ? iops_batches.HalfWidth95() / mean : 1e9;
     if (enough) *ci_pct = 100 * rel;
+    *window_iops = mean;
     const bool steady_now = control_.target_rel_ci > 0 && enough && rel <= control_.target_rel_ci;
     if (steady_now || now >= hard_end || now >= cap) {
       *steady = steady_now && now < hard_end;
@@ -765,7 +767,9 @@ FioReport Workload::Run() {
     }
     bool steady = false;
     std::optional<double> ci;
-    report.requested_s += RunGroup(g, &steady, &ci);
+    double window_iops = 0;
+    report.requested_s += RunGroup(g, &steady, &ci, &window_iops);
+    report.window_iops.push_back(window_iops);
     all_steady = all_steady && steady;
     ci_worst = std::max(ci_worst, ci.value_or(0));
     all_ci = all_ci && ci.has_value();

@@ -127,8 +127,10 @@ class Workload {
   // Runs the jobs of one group to their end; returns the simulated time
   // the job file asked for (ramp + runtime, or an estimate for size-bound
   // jobs) and fills `steady` and `ci_pct` (the IOPS's 95% half-width in
-  // percent of the mean; none when too few batches were measured).
-  double RunGroup(const std::vector<Job*>& group, bool* steady, std::optional<double>* ci_pct);
+  // percent of the mean; none when too few batches were measured) and
+  // `window_iops` (the mean of the batches' IOPS, which that interval is of).
+  double RunGroup(const std::vector<Job*>& group, bool* steady, std::optional<double>* ci_pct,
+                  double* window_iops);
 
   sim::Simulator* sim_;
   models::BlockStack* stack_;

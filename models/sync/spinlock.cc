@@ -23,7 +23,7 @@ Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, con
 
 Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff,
                    const LockHandoffCosts& node)
-    : sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()), node_handoff_(node.Table()) {
+    : sim::TraceSource(sim), sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()), node_handoff_(node.Table()) {
   flat_ = std::count(handoff_.begin(), handoff_.end(), handoff_[0]) == kCpuDistances;
 }
 
@@ -61,6 +61,11 @@ void Spinlock::PassHeadRole(const Awaiter& head, sim::Time at) {
     mcs_until_ = at;
     mcs_cpu_ = head.cpu_;
   }
+}
+
+void Spinlock::CloseTraceSlice() {
+  // (A hand-off still on its way has no hold yet.)
+  if (owner_ != nullptr && acquired_at_ < sim_->Now()) TraceHold(*owner_, sim_->Now());
 }
 
 void Spinlock::TraceHold(Cpu& cpu, sim::Time now) const {

@@ -52,7 +52,7 @@ enum class SpinlockKind : uint8_t {
 };
 const char* SpinlockKindName(SpinlockKind k);
 
-class Spinlock {
+class Spinlock : public sim::TraceSource {
  public:
   // A ticket lock whose every hand-off costs `handoff`.
   Spinlock(sim::Simulator& sim, std::string name, sim::Time handoff);
@@ -66,6 +66,10 @@ class Spinlock {
            const LockHandoffCosts& node);
   Spinlock(const Spinlock&) = delete;
   Spinlock& operator=(const Spinlock&) = delete;
+
+  // A hold still in progress (the lock held when a traced run ends) is
+  // drawn up to now.
+  void CloseTraceSlice() override;
 
   const std::string& name() const { return name_; }
   SpinlockKind kind() const { return kind_; }

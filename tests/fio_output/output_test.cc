@@ -396,6 +396,7 @@ TEST_P(GoldenTest, NormalJsonAndTerseMatchRealFio) {
     ExpectSameLines(WithoutViosimObject(json), ToViosimJson(c.json));
     EXPECT_THAT(json, HasSubstr("  \"viosim\" : {\n    \"requested_s\" : 1.000000,\n"
                                 "    \"simulated_s\" : 1.000000,\n    \"confidence_pct\" : null,\n"
+                                "    \"confidence_informative\" : null,\n    \"window_iops\" : [],\n"
                                 "    \"stopped_at_steady_state\" : false,\n    \"stack\" : \"golden\"\n  }\n}\n"));
   }
   if (!c.terse.empty()) {
@@ -490,6 +491,7 @@ FioReport HandReport(bool randrw) {
   r.simulated_s = 1;
   r.confidence_pct = 0.8;
   r.has_confidence = true;
+  r.window_iops = {1000};
   r.stopped_at_steady_state = true;
   r.stack = "virtio-blk";
   return r;
@@ -529,7 +531,9 @@ TEST_P(KeyTreeTest, SameKeysAsRealFio) {
   EXPECT_EQ(got_sorted, want_sorted);
   // viosim's own object comes last, after fio's keys.
   EXPECT_EQ(extra, (std::vector<std::string>{"viosim object", "viosim.requested_s float", "viosim.simulated_s float",
-                                             "viosim.confidence_pct float", "viosim.stopped_at_steady_state bool",
+                                             "viosim.confidence_pct float", "viosim.confidence_informative bool",
+                                             "viosim.window_iops array", "viosim.window_iops[] float",
+                                             "viosim.stopped_at_steady_state bool",
                                              "viosim.stack string"}));
   EXPECT_EQ(all.back(), "viosim.stack string");
 }

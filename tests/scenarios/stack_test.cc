@@ -42,7 +42,8 @@ TEST(StackTest, TwoPartsInOneStackAreAnErrorNamingTheFileLineAndTheOneof) {
   absl::StatusOr<ScenarioFile> f =
       ParseScenarioText("two.textproto", "name: \"two\"\nstack {\n  nvme { }\n  virtio_blk_mq { }\n}\n");
   ASSERT_FALSE(f.ok());
-  EXPECT_THAT(std::string(f.status().message()), HasSubstr("two.textproto:3:"));
+  // At the second part, the one that cannot be added.
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("two.textproto:4:3: field 'stack.virtio_blk_mq'"));
   EXPECT_THAT(std::string(f.status().message()), HasSubstr("oneof \"device\""));
 }
 
