@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -211,7 +212,32 @@ absl::StatusOr<Explanation> Explain(const viosim::ScenarioFile& file, const Expl
   }
   std::vector<double> log_steps;   // per cost: ln(c+ / c-), 0 when skipped
   std::vector<size_t> first_run;  // per cost: index of its c+ run
-  for (const CostField& f : CostFields(*base)) {
+  std::vector<CostField> fields = CostFields(*base);
+  x.costed_fields = static_cast<int>(fields.size());
+  if (!spec.fields.empty()) {
+    std::vector<CostField> chosen;
+    for (const std::string& prefix : spec.fields) {
+      bool any = false;
+      for (const CostField& f : fields) any |= absl::StartsWith(f.path, prefix);
+      if (!any) {
+        std::vector<std::string> paths;
+        for (const CostField& f : fields) paths.push_back(f.path);
+        return absl::InvalidArgumentError(absl::StrCat("--field '", prefix, "': no costed field of ", file.path,
+                                                       " / ", x.variant, " starts with it (costed fields: ",
+                                                       absl::StrJoin(paths, ", "), ")"));
+      }
+    }
+    for (const CostField& f : fields) {
+      for (const std::string& prefix : spec.fields) {
+        if (absl::StartsWith(f.path, prefix)) {
+          chosen.push_back(f);
+          break;
+        }
+      }
+    }
+    fields = std::move(chosen);
+  }
+  for (const CostField& f : fields) {
     CostElasticity c;
     c.field = f;
     log_steps.push_back(0);
@@ -326,7 +352,11 @@ std::string FormatExplanation(const Explanation& x, Format f) {
       } else if (x.value_ci95) {
         absl::StrAppend(&out, " +/- ", Sig(*x.value_ci95));
       }
-      absl::StrAppend(&out, absl::StrFormat("; each cost x(1 +/- %g), same seed, %d runs\n\n", x.step, x.runs));
+      absl::StrAppend(&out, absl::StrFormat("; each cost x(1 +/- %g), same seed, %d runs", x.step, x.runs));
+      if (static_cast<int>(x.costs.size()) < x.costed_fields) {
+        absl::StrAppend(&out, absl::StrFormat("; %d of %d costed fields (--field)", x.costs.size(), x.costed_fields));
+      }
+      absl::StrAppend(&out, "\n\n");
       for (const std::string& r : x.reading) absl::StrAppend(&out, r, "\n");
       absl::StrAppend(&out, "\nelasticity d ln ", x.metric,
                       " / d ln cost (95% CI from paired batches; < : less of the cost raises it, > : lowers it)\n");
@@ -389,7 +419,7 @@ std::string FormatExplanation(const Explanation& x, Format f) {
         j.Key("value_ci95").Null();
       }
       j.Key("ci95_informative").Bool(x.ci_informative).Key("replicate_seed").Uint(x.replicate_seed);
-      j.Key("step").Number(x.step).Key("runs").Int(x.runs);
+      j.Key("step").Number(x.step).Key("runs").Int(x.runs).Key("costed_fields").Int(x.costed_fields);
       j.Key("reading").BeginArray();
       for (const std::string& r : x.reading) j.String(r);
       j.EndArray();

@@ -44,6 +44,9 @@ struct ExplainSpec {
   std::string variant;  // empty: the file's first variant
   std::string metric;   // empty: "iops" when reported, else the first metric
   double step = 0.1;    // relative step s, 0 < s < 1
+  // Empty: every costed field. Else only those whose path starts with one
+  // of these (--field), to spend the runs on the costs asked about.
+  std::vector<std::string> fields;
 };
 
 // Parses --step: "10%" or "0.1". InvalidArgument naming --step unless
@@ -77,6 +80,7 @@ struct Explanation {
   // Ranked by |elasticity|, largest first (ties in field order); the
   // skipped ones last, in field order.
   std::vector<CostElasticity> costs;
+  int costed_fields = 0;  // the variant's costed fields, before --field
   // The plain-language reading, one sentence per entry, from the figures.
   std::vector<std::string> reading;
   int runs = 0;  // simulations run
@@ -86,7 +90,8 @@ struct Explanation {
 // `request.jobs` threads (the result does not depend on how many).
 // `request.overrides` apply to every run, before the field's change.
 // InvalidArgument for an unknown variant or metric (listing what exists) or
-// bad overrides; a field whose scaled value the scenario's checks refuse is
+// bad overrides, or a --field prefix no costed field starts with (listing
+// the fields); a field whose scaled value the scenario's checks refuse is
 // reported as skipped, with the reason, not as an error.
 absl::StatusOr<Explanation> Explain(const viosim::ScenarioFile& file, const ExplainSpec& spec,
                                     const RunRequest& request);
@@ -99,6 +104,7 @@ absl::StatusOr<Explanation> Explain(const viosim::ScenarioFile& file, const Expl
 // (per varied cost in the same order: "field", "value", "ref", "plus",
 // "minus"), "not_varied" ({"field", "source", "value", "reason"}),
 // "value_ci95", "ci95_informative", "replicate_seed", "step", "runs",
+// "costed_fields",
 // "reading" (sentences) and "mechanism" (the variant as `run --format json`
 // has it). CSV: rank,field,source,value,elasticity,ci95,plus,minus,skipped.
 std::string FormatExplanation(const Explanation& e, Format f);

@@ -329,6 +329,9 @@ int main(int argc, char** argv) {
       ->type_name("NAME");
   explain->add_option("--metric,-m", explain_spec.metric, "Metric (default: iops if reported, else the first)")
       ->type_name("NAME");
+  explain->add_option("--field", explain_spec.fields,
+                      "Vary only the costed fields whose path starts with this (repeatable; default: all)")
+      ->type_name("PREFIX");
   explain->add_option("--step", explain_step, "Relative step each cost takes both ways, e.g. 10% or 0.05")
       ->capture_default_str()
       ->type_name("S");

@@ -126,6 +126,25 @@ TEST(ExplainTest, UnknownMetricListsTheMetrics) {
   EXPECT_TRUE(absl::StrContains(x.status().message(), "lock_acquisitions_per_s")) << x.status();
 }
 
+TEST(ExplainTest, FieldPrefixesChooseTheCostsVaried) {
+  absl::StatusOr<viosim::ScenarioFile> file = viosim::LoadScenarioFile("scenarios/lockbench.textproto");
+  ASSERT_TRUE(file.ok()) << file.status();
+  RunRequest req;
+  req.overrides = {"run.duration=20ms", "run.warmup=1ms"};
+  ExplainSpec spec = LockBenchN4();
+  spec.fields = {"workload.lockbench.hold"};
+  absl::StatusOr<Explanation> x = Explain(*file, spec, req);
+  ASSERT_TRUE(x.ok()) << x.status();
+  ASSERT_EQ(x->costs.size(), 1u);
+  EXPECT_EQ(x->costs[0].field.path, "workload.lockbench.hold.exponential.mean");
+  EXPECT_EQ(x->costed_fields, 3);
+  EXPECT_EQ(x->runs, 4);
+  spec.fields = {"workload.lockbench.nope"};
+  x = Explain(*file, spec, req);
+  ASSERT_FALSE(x.ok());
+  EXPECT_TRUE(absl::StrContains(x.status().message(), "--field 'workload.lockbench.nope'")) << x.status();
+}
+
 TEST(ExplainTest, StepIsAFractionOrAPercentStrictlyBetweenZeroAndOne) {
   EXPECT_DOUBLE_EQ(*ParseStep("10%"), 0.1);
   EXPECT_DOUBLE_EQ(*ParseStep("0.05"), 0.05);
