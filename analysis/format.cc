@@ -15,7 +15,6 @@
 #include "sim/time.h"
 
 namespace analysis {
-namespace {
 
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -27,10 +26,8 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-// Lays out rows of cells in columns two spaces apart. `align` has one
-// letter per column, 'l' or 'r'; columns beyond it are right-aligned.
 std::string Table(const std::vector<std::vector<std::string>>& rows, const std::string& indent,
-                  const std::string& align = "l") {
+                  const std::string& align) {
   std::vector<size_t> width;
   for (const auto& r : rows) {
     if (width.size() < r.size()) width.resize(r.size(), 0);
@@ -49,6 +46,8 @@ std::string Table(const std::vector<std::vector<std::string>>& rows, const std::
   }
   return out;
 }
+
+namespace {
 
 // A field's last `keep` names ("mmio_exit_user.value"), to head its column;
 // the title line gives the whole path.
@@ -95,100 +94,120 @@ void RunText(const std::string& scenario, const std::string& description,
   absl::StrAppend(out, "scenario ", scenario, description.empty() ? "" : ": ", description, "\n");
   for (const viosim::VariantResult& r : results) {
     absl::StrAppend(out, "\n== variant ", r.variant, r.description.empty() ? "" : ": ", r.description, "\n");
-    absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n", r.seed,
-                                         sim::FormatTime(r.warmup), sim::FormatTime(r.duration), r.batches,
-                                         r.events));
-    if (!r.bound_detail.empty()) absl::StrAppend(out, "   bound: ", r.bound_detail, "\n");
-    absl::StrAppend(out, "\n");
-    // "-": no interval computed for the metric.
-    std::vector<std::vector<std::string>> rows = {{"metric", "value", "95% CI +/-"}};
-    bool unmeasured = false;
-    for (const sim::MetricEstimate& m : r.metrics) {
-      rows.push_back({m.name, Value(m), Ci(m.ci95)});
-      unmeasured |= !m.measured;
-    }
-    absl::StrAppend(out, Table(rows, "   "));
-    if (unmeasured) {
-      absl::StrAppend(out, "   not measured: what the metric averages over (completions, acquisitions) did not "
-                           "happen in the window\n");
-    }
-    if (!r.locks.empty()) {
-      absl::StrAppend(out, "\n   lock_stat (as /proc/lock_stat; times in us, waittime over contended "
-                           "acquisitions):\n");
-      absl::StrAppend(out, FormatLockStat(r.locks, "   "));
-    }
-    if (!r.cpus.empty()) {
-      absl::StrAppend(out, "\n   CPU time (% of the measured window):\n");
-      std::vector<std::string> head = {"cpu"};
-      for (const std::string& s : r.cpu_states) head.push_back(s);
-      head.push_back("irqs-off");
-      std::vector<std::vector<std::string>> crows = {head};
-      std::vector<double> mean(r.cpu_states.size() + 1, 0);
-      for (const viosim::CpuRow& c : r.cpus) {
-        std::vector<std::string> row = {c.name};
-        for (size_t i = 0; i < c.state_pct.size(); ++i) {
-          row.push_back(Num(c.state_pct[i], 1));
-          mean[i] += c.state_pct[i] / r.cpus.size();
-        }
-        row.push_back(Num(c.irq_off_pct, 1));
-        mean.back() += c.irq_off_pct / r.cpus.size();
-        crows.push_back(std::move(row));
-      }
-      if (r.cpus.size() > 1) {
-        std::vector<std::string> row = {"mean"};
-        for (double m : mean) row.push_back(Num(m, 1));
-        crows.push_back(std::move(row));
-      }
-      absl::StrAppend(out, Table(crows, "   "));
-    }
+    absl::StrAppend(out, FormatVariantText(r));
   }
 }
+
+}  // namespace
+
+std::string FormatVariantText(const viosim::VariantResult& r) {
+  std::string text;
+  std::string* out = &text;
+  absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n", r.seed,
+                                       sim::FormatTime(r.warmup), sim::FormatTime(r.duration), r.batches,
+                                       r.events));
+  if (!r.bound_detail.empty()) absl::StrAppend(out, "   bound: ", r.bound_detail, "\n");
+  absl::StrAppend(out, "\n");
+  // "-": no interval computed for the metric.
+  std::vector<std::vector<std::string>> rows = {{"metric", "value", "95% CI +/-"}};
+  bool unmeasured = false;
+  for (const sim::MetricEstimate& m : r.metrics) {
+    rows.push_back({m.name, Value(m), Ci(m.ci95)});
+    unmeasured |= !m.measured;
+  }
+  absl::StrAppend(out, Table(rows, "   "));
+  if (unmeasured) {
+    absl::StrAppend(out, "   not measured: what the metric averages over (completions, acquisitions) did not "
+                         "happen in the window\n");
+  }
+  if (!r.locks.empty()) {
+    absl::StrAppend(out, "\n   lock_stat (as /proc/lock_stat; times in us, waittime over contended "
+                         "acquisitions):\n");
+    absl::StrAppend(out, FormatLockStat(r.locks, "   "));
+  }
+  if (!r.cpus.empty()) {
+    absl::StrAppend(out, "\n   CPU time (% of the measured window):\n");
+    std::vector<std::string> head = {"cpu"};
+    for (const std::string& s : r.cpu_states) head.push_back(s);
+    head.push_back("irqs-off");
+    std::vector<std::vector<std::string>> crows = {head};
+    std::vector<double> mean(r.cpu_states.size() + 1, 0);
+    for (const viosim::CpuRow& c : r.cpus) {
+      std::vector<std::string> row = {c.name};
+      for (size_t i = 0; i < c.state_pct.size(); ++i) {
+        row.push_back(Num(c.state_pct[i], 1));
+        mean[i] += c.state_pct[i] / r.cpus.size();
+      }
+      row.push_back(Num(c.irq_off_pct, 1));
+      mean.back() += c.irq_off_pct / r.cpus.size();
+      crows.push_back(std::move(row));
+    }
+    if (r.cpus.size() > 1) {
+      std::vector<std::string> row = {"mean"};
+      for (double m : mean) row.push_back(Num(m, 1));
+      crows.push_back(std::move(row));
+    }
+    absl::StrAppend(out, Table(crows, "   "));
+  }
+  return text;
+}
+
+namespace {
 
 void RunJson(const std::string& scenario, const std::vector<viosim::VariantResult>& results, std::string* out) {
   JsonWriter j;
   j.BeginObject().Key("scenario").String(scenario).Key("variants").BeginArray();
   for (const viosim::VariantResult& r : results) {
     j.BeginObject().Key("name").String(r.variant);
-    j.Key("metrics").BeginObject();
-    for (const auto& m : r.metrics) CiJson(MeasuredValue(m), j.Key(m.name));
-    j.EndObject().Key("ci95").BeginObject();
-    for (const auto& m : r.metrics) CiJson(m.ci95, j.Key(m.name));
+    VariantJson(r, j);
     j.EndObject();
-    if (!r.bound.empty()) j.Key("bound").String(r.bound).Key("bound_detail").String(r.bound_detail);
-    j.Key("seed").Uint(r.seed);
-    j.Key("warmup_s").Number(r.warmup.ToSeconds());
-    j.Key("duration_s").Number(r.duration.ToSeconds());
-    j.Key("batches").Int(r.batches);
-    j.Key("events").Uint(r.events);
-    j.Key("lock_stat").BeginArray();
-    for (const viosim::LockStatRow& l : r.locks) {
-      j.BeginObject()
-          .Key("class_name").String(l.name)
-          .Key("con_bounces").Uint(l.con_bounces)
-          .Key("contentions").Uint(l.contentions)
-          .Key("waittime_min_us").Number(l.wait_min_us)
-          .Key("waittime_max_us").Number(l.wait_max_us)
-          .Key("waittime_total_us").Number(l.wait_total_us)
-          .Key("waittime_avg_us").Number(l.wait_avg_us)
-          .Key("acq_bounces").Uint(l.acq_bounces)
-          .Key("acquisitions").Uint(l.acquisitions)
-          .Key("holdtime_min_us").Number(l.hold_min_us)
-          .Key("holdtime_max_us").Number(l.hold_max_us)
-          .Key("holdtime_total_us").Number(l.hold_total_us)
-          .Key("holdtime_avg_us").Number(l.hold_avg_us)
-          .EndObject();
-    }
-    j.EndArray().Key("cpus").BeginArray();
-    for (const viosim::CpuRow& c : r.cpus) {
-      j.BeginObject().Key("name").String(c.name);
-      for (size_t i = 0; i < c.state_pct.size(); ++i) j.Key(absl::StrCat(r.cpu_states[i], "_pct")).Number(c.state_pct[i]);
-      j.Key("irqs_off_pct").Number(c.irq_off_pct).EndObject();
-    }
-    j.EndArray().EndObject();
   }
   j.EndArray().EndObject();
   *out += j.str();
 }
+
+}  // namespace
+
+void VariantJson(const viosim::VariantResult& r, JsonWriter& j) {
+  j.Key("metrics").BeginObject();
+  for (const auto& m : r.metrics) CiJson(MeasuredValue(m), j.Key(m.name));
+  j.EndObject().Key("ci95").BeginObject();
+  for (const auto& m : r.metrics) CiJson(m.ci95, j.Key(m.name));
+  j.EndObject();
+  if (!r.bound.empty()) j.Key("bound").String(r.bound).Key("bound_detail").String(r.bound_detail);
+  j.Key("seed").Uint(r.seed);
+  j.Key("warmup_s").Number(r.warmup.ToSeconds());
+  j.Key("duration_s").Number(r.duration.ToSeconds());
+  j.Key("batches").Int(r.batches);
+  j.Key("events").Uint(r.events);
+  j.Key("lock_stat").BeginArray();
+  for (const viosim::LockStatRow& l : r.locks) {
+    j.BeginObject()
+        .Key("class_name").String(l.name)
+        .Key("con_bounces").Uint(l.con_bounces)
+        .Key("contentions").Uint(l.contentions)
+        .Key("waittime_min_us").Number(l.wait_min_us)
+        .Key("waittime_max_us").Number(l.wait_max_us)
+        .Key("waittime_total_us").Number(l.wait_total_us)
+        .Key("waittime_avg_us").Number(l.wait_avg_us)
+        .Key("acq_bounces").Uint(l.acq_bounces)
+        .Key("acquisitions").Uint(l.acquisitions)
+        .Key("holdtime_min_us").Number(l.hold_min_us)
+        .Key("holdtime_max_us").Number(l.hold_max_us)
+        .Key("holdtime_total_us").Number(l.hold_total_us)
+        .Key("holdtime_avg_us").Number(l.hold_avg_us)
+        .EndObject();
+  }
+  j.EndArray().Key("cpus").BeginArray();
+  for (const viosim::CpuRow& c : r.cpus) {
+    j.BeginObject().Key("name").String(c.name);
+    for (size_t i = 0; i < c.state_pct.size(); ++i) j.Key(absl::StrCat(r.cpu_states[i], "_pct")).Number(c.state_pct[i]);
+    j.Key("irqs_off_pct").Number(c.irq_off_pct).EndObject();
+  }
+  j.EndArray();
+}
+
+namespace {
 
 void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
   j.Key("cells").BeginArray();

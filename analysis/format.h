@@ -9,6 +9,7 @@
 
 #include "analysis/calibrate.h"
 #include "analysis/gate.h"
+#include "analysis/json.h"
 #include "analysis/runner.h"
 #include "scenarios/builder.h"
 #include "scenarios/loader.h"
@@ -69,6 +70,22 @@ std::string FormatCalibration(const Calibration& c, Format f);
 // One line: "fitted FIELD = VALUE: modeled M (error E%) vs published P
 // (CALIBRATION, source S)", or why nothing was fitted.
 std::string CalibrationSummary(const Calibration& c);
+
+// One variant's part of `viosim run`'s report: its run, what bounds it, its
+// metrics, lock_stat and CPU time (text indented by three spaces, and the
+// same as JSON keys written into the object `j` has open).
+std::string FormatVariantText(const viosim::VariantResult& r);
+void VariantJson(const viosim::VariantResult& r, JsonWriter& j);
+
+// Lays out rows of cells in columns two spaces apart, each line after
+// `indent`, trailing spaces dropped. `align` has one letter per column, 'l'
+// or 'r'; columns beyond it are right-aligned.
+std::string Table(const std::vector<std::vector<std::string>>& rows, const std::string& indent,
+                  const std::string& align = "l");
+
+// `s` as one CSV field: quoted (quotes doubled) when it holds a comma, a
+// quote or a newline.
+std::string CsvField(const std::string& s);
 
 // /proc/lock_stat's table for `rows` (times in microseconds).
 std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const std::string& indent);

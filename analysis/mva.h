@@ -23,6 +23,18 @@ struct RepairmanResult {
 // throughput comes out per that unit.
 RepairmanResult MachineRepairman(int n, double think, double service);
 
+// The elasticities of the throughput X(N) to the think and service times,
+// d ln X / d ln Z and d ln X / d ln S, exact: the derivative of the
+// recursion above carried along with it (forward differentiation), not a
+// difference quotient.
+struct RepairmanElasticity {
+  double think;
+  double service;
+};
+
+// REQUIRES: n >= 1, think >= 0, service > 0.
+RepairmanElasticity MachineRepairmanElasticity(int n, double think, double service);
+
 }  // namespace analysis
 
 #endif  // VIOSIM_ANALYSIS_MVA_H_

@@ -24,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/calibrate.h"
+#include "analysis/explain.h"
 #include "analysis/format.h"
 #include "analysis/gate.h"
 #include "analysis/published.h"
@@ -317,6 +318,25 @@ int main(int argc, char** argv) {
   gate->add_flag("--update-baseline", update_baseline, "Rewrite the baseline from this run's modeled values");
   AddShared(gate, &gate_f);
 
+  // explain: every costed field's elasticity on one metric (analysis/explain.h).
+  SharedFlags explain_f;
+  CLI::App* explain = app.add_subcommand(
+      "explain", "Rank every costed field by the elasticity of a metric to it, beside the mechanism view");
+  std::string explain_path, explain_step = "10%";
+  analysis::ExplainSpec explain_spec;
+  explain->add_option("scenario", explain_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
+  explain->add_option("--variant,-v", explain_spec.variant, "Variant to explain (default: the file's first)")
+      ->type_name("NAME");
+  explain->add_option("--metric,-m", explain_spec.metric, "Metric (default: iops if reported, else the first)")
+      ->type_name("NAME");
+  explain->add_option("--field", explain_spec.fields,
+                      "Vary only the costed fields whose path starts with this (repeatable; default: all)")
+      ->type_name("PREFIX");
+  explain->add_option("--step", explain_step, "Relative step each cost takes both ways, e.g. 10% or 0.05")
+      ->capture_default_str()
+      ->type_name("S");
+  AddShared(explain, &explain_f);
+
   CLI::App* fio_cmd = app.add_subcommand(
       "fio", "Run an fio job file on a modeled stack and answer in fio 3.33's own output formats");
   std::vector<std::string> fio_job;
@@ -364,7 +384,7 @@ int main(int argc, char** argv) {
   for (const auto& [given, text] : {std::pair{run_f.seed_set, run_f.seed}, {sweep_f.seed_set, sweep_f.seed},
                                     {cal_f.seed_set, cal_f.seed}, {list_f.seed_set, list_f.seed},
                                     {rep_f.seed_set, rep_f.seed}, {gate_f.seed_set, gate_f.seed},
-                                    {fio_seed_set, fio_seed}}) {
+                                    {fio_seed_set, fio_seed}, {explain_f.seed_set, explain_f.seed}}) {
     if (!given) continue;
     viosim::Scenario scratch;
     if (absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat("run.seed=", text), "--seed"); !s.ok()) {
@@ -506,6 +526,21 @@ int main(int argc, char** argv) {
     // Written to a file, the output does not say on the terminal why the exit status is 1.
     if (!cal_f.output.empty()) std::cerr << "viosim: " << analysis::CalibrationSummary(*c) << "\n";
     return kExitCheckFailed;
+  }
+
+  if (*explain) {
+    if (absl::Status s = CheckWritable(explain_f.output); !s.ok()) return Fail(s);
+    absl::StatusOr<double> step = analysis::ParseStep(explain_step);
+    if (!step.ok()) return Fail(step.status());
+    explain_spec.step = *step;
+    absl::StatusOr<viosim::ScenarioFile> file = load(explain_path, Overrides(explain_f));
+    if (!file.ok()) return Fail(file.status());
+    analysis::RunRequest req;
+    req.overrides = Overrides(explain_f);
+    req.jobs = explain_f.jobs;
+    absl::StatusOr<analysis::Explanation> x = analysis::Explain(*file, explain_spec, req);
+    if (!x.ok()) return Fail(x.status());
+    return Emit(explain_f, analysis::FormatExplanation(*x, ToFormat(explain_f.format)));
   }
 
   if (*fio_cmd) {

@@ -20,6 +20,7 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
     den0[i] = metrics[i].denominator();
   }
   std::vector<double> num_prev = num0, den_prev = den0;
+  std::vector<MetricEstimate> out(m);
   for (int b = 1; b <= plan.batches; ++b) {
     // Integer batch boundaries: the last one is exactly the window's end.
     const Time end = start + Time::Picos(plan.duration.ps() / plan.batches * b +
@@ -31,11 +32,12 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
       const double dn = num - num_prev[i];
       const double dd = den - den_prev[i];
       batch[i].Add(dn, dd);
+      out[i].batch_numerators.push_back(dn);
+      out[i].batch_denominators.push_back(dd);
       num_prev[i] = num;
       den_prev[i] = den;
     }
   }
-  std::vector<MetricEstimate> out(m);
   for (size_t i = 0; i < m; ++i) {
     const double dn = num_prev[i] - num0[i];
     const double dd = den_prev[i] - den0[i];

@@ -37,6 +37,10 @@ struct MetricEstimate {
   // to average a latency over, no acquisition to average a wait over):
   // nothing was measured, and `value` (0) and `ci95` (none) mean nothing.
   bool measured = true;
+  // Each batch's own numerator and denominator, in batch order (what the
+  // interval is computed from), so that two runs' batches can be paired.
+  std::vector<double> batch_numerators;
+  std::vector<double> batch_denominators;
 };
 
 struct MeasurementPlan {

@@ -1,5 +1,7 @@
 #include "analysis/mva.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 
 namespace analysis {
@@ -34,6 +36,32 @@ TEST(MvaTest, MatchesTheClosedFormForTwoCustomers) {
   const double z = 7, s = 3, rho = s / z;
   const double p0 = 1 / (1 + 2 * rho + 2 * rho * rho);
   EXPECT_NEAR(MachineRepairman(2, z, s).throughput, (1 - p0) / s, 1e-12);
+}
+
+TEST(MvaTest, ElasticityOfOneCustomerIsEachTimesShareOfTheCycle) {
+  // X = 1 / (Z + S): d ln X / d ln Z = -Z / (Z + S).
+  const RepairmanElasticity e = MachineRepairmanElasticity(1, 10, 2);
+  EXPECT_DOUBLE_EQ(e.think, -10.0 / 12);
+  EXPECT_DOUBLE_EQ(e.service, -2.0 / 12);
+}
+
+TEST(MvaTest, ElasticityOfASaturatedServerIsAllService) {
+  // X = 1 / S once saturated: -1 to the service time, nothing to thinking.
+  const RepairmanElasticity e = MachineRepairmanElasticity(64, 10, 2);
+  EXPECT_NEAR(e.service, -1, 1e-9);
+  EXPECT_NEAR(e.think, 0, 1e-9);
+}
+
+TEST(MvaTest, ElasticityIsTheLimitOfTheDifferenceQuotient) {
+  for (int n : {2, 4, 6, 8}) {
+    const RepairmanElasticity e = MachineRepairmanElasticity(n, 10, 2);
+    const double h = 1e-6;
+    auto lnx = [n](double z, double s) { return std::log(MachineRepairman(n, z, s).throughput); };
+    EXPECT_NEAR(e.think, (lnx(10 * (1 + h), 2) - lnx(10 * (1 - h), 2)) / (std::log1p(h) - std::log1p(-h)), 1e-6)
+        << n;
+    EXPECT_NEAR(e.service, (lnx(10, 2 * (1 + h)) - lnx(10, 2 * (1 - h))) / (std::log1p(h) - std::log1p(-h)), 1e-6)
+        << n;
+  }
 }
 
 }  // namespace

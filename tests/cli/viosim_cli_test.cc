@@ -1001,4 +1001,35 @@ TEST(CliTest, ASlowIoDrainsWithoutSteppingEveryBatch) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// explain: the JSON contract, the same bytes whatever --jobs, and bad
+// input (a step out of range, an unknown metric) exits 2 naming the flag.
+TEST(CliTest, ExplainKeepsItsContractAndIsDeterministic) {
+  const std::string args = absl::StrCat("explain scenarios/lockbench.textproto --variant N4 --format json ", kShort);
+  Result one = Viosim(absl::StrCat(args, " --jobs 1"));
+  ASSERT_EQ(one.code, 0) << one.err;
+  for (const char* key : {"\"scenario\": \"lockbench\"", "\"variant\": \"N4\"",
+                          "\"metric\": \"lock_acquisitions_per_s\"", "\"value\": ", "\"costs\": [",
+                          "\"field\": \"workload.lockbench.hold.exponential.mean\"", "\"source\": \"defined\"",
+                          "\"elasticity\": ", "\"ci95\": ", "\"mechanism\": {"}) {
+    EXPECT_THAT(one.out, HasSubstr(key));
+  }
+  Result two = Viosim(absl::StrCat(args, " --jobs 2"));
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_EQ(one.out, two.out);
+}
+
+TEST(CliTest, ExplainRefusesABadStepOrMetric) {
+  Result r = Viosim(absl::StrCat("explain scenarios/lockbench.textproto --step 150% ", kShort));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--step '150%'"));
+  r = Viosim(absl::StrCat("explain scenarios/lockbench.textproto --metric iops ", kShort));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--metric 'iops'"));
+  EXPECT_EQ(r.out, "");
+  // A stack without a workload has nothing to measure.
+  r = Viosim("explain scenarios/baremetal_optane.textproto");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has no workload"));
+}
+
 }  // namespace
