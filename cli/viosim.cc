@@ -29,6 +29,7 @@
 #include "analysis/published.h"
 #include "analysis/runner.h"
 #include "analysis/fio_output.h"
+#include "cli/shard_flags.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/builder.h"
 #include "scenarios/checks.h"
@@ -275,6 +276,8 @@ int main(int argc, char** argv) {
           ->type_name("FIELD");
   const FitFlags refit_flags = AddFitFlags(sweep, &refit_spec, &refit_cell, &refit_range);
   AddShared(sweep, &sweep_f);
+  cli::ShardFlags sweep_shard;
+  cli::AddShardFlags(sweep, &sweep_shard);
 
   CLI::App* cal = app.add_subcommand(
       "calibrate", "Fit one field so that a variant reproduces its published CALIBRATION cell, by bisection");
@@ -305,6 +308,10 @@ int main(int argc, char** argv) {
                   "Scenario files (default: every scenario under scenarios/ with published values)")
       ->type_name("SCENARIO");
   AddShared(rep, &rep_f);
+  cli::ShardFlags rep_shard;
+  cli::AddShardFlags(rep, &rep_shard);
+  cli::MergeFlags merge_f;
+  CLI::App* merge = cli::AddMerge(&app, &merge_f);
 
   CLI::App* gate = app.add_subcommand(
       "gate", "Regression gate: exit 1 when a modeled value leaves its published tolerance or the baseline");
@@ -383,6 +390,15 @@ int main(int argc, char** argv) {
     return file;
   };
 
+  if (*merge) {
+    if (absl::Status s = CheckWritable(merge_f.output); !s.ok()) return Fail(s);
+    absl::StatusOr<std::string> text = cli::RunMerge(merge_f, kVersion);
+    if (!text.ok()) return Fail(text.status());
+    SharedFlags out_flags;
+    out_flags.output = merge_f.output;
+    return Emit(out_flags, *text);
+  }
+
   if (*run) {
     for (const std::string& p : {run_f.output, trace_path}) {
       if (absl::Status s = CheckWritable(p); !s.ok()) return Fail(s);
@@ -456,6 +472,14 @@ int main(int argc, char** argv) {
       }
     }
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
+    if (cli::Sharded(sweep_shard, sweep_f.format)) {
+      if (refit) return Fail(absl::InvalidArgumentError("--list, --shard and --format jsonl do not take --refit yet"));
+      const analysis::Invocation inv{
+          "sweep", {sweep_path}, Overrides(sweep_f), {{"over", {sweep_over}}, {"variant", sweep_variants},
+                                                      {"metric", sweep_metrics}}};
+      absl::StatusOr<std::string> text = cli::RunSharded(inv, sweep_shard, sweep_f.format, sweep_f.jobs, kVersion);
+      return text.ok() ? Emit(sweep_f, *text) : Fail(text.status());
+    }
     absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
     if (!spec.ok()) return Fail(spec.status());
     if (refit) {
@@ -607,6 +631,11 @@ int main(int argc, char** argv) {
     absl::StatusOr<std::vector<std::string>> all = analysis::ScenariosWithPublished(DefaultScenarioDir());
     if (!all.ok()) return Fail(all.status());
     paths = *all;
+  }
+  if (!is_gate && cli::Sharded(rep_shard, f.format)) {
+    const analysis::Invocation inv{"reproduce", paths, Overrides(f), {}};
+    absl::StatusOr<std::string> text = cli::RunSharded(inv, rep_shard, f.format, f.jobs, kVersion);
+    return text.ok() ? Emit(f, *text) : Fail(text.status());
   }
   analysis::RunRequest req;
   req.overrides = Overrides(f);
