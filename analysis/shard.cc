@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "analysis/gate.h"
 #include "analysis/json.h"
 #include "analysis/runner.h"
 #include "scenarios/input_file.h"
@@ -343,21 +344,22 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
     }
     return PointResult{r[0]->variant, r[0]->metrics};
   };
-  set.render = [shared, per_value](const std::vector<PointResult>& all, Format f) -> absl::StatusOr<std::string> {
+  set.render = [shared, per_value](const std::vector<PointResult>& all, Format f) -> absl::StatusOr<Rendered> {
     Sweep sweep = shared->sweep;
     for (size_t i = 0; i < all.size(); ++i) {
       absl::StatusOr<SweepPoint> p = PointOf(sweep.values[i / per_value], AsResult(all[i]), sweep.metrics);
       if (!p.ok()) return p.status();
       sweep.points.push_back(*std::move(p));
     }
-    return FormatSweep(sweep, f);
+    return Rendered{FormatSweep(sweep, f)};
   };
   return set;
 }
 
 // Reproduce: per scenario, each variant a published cell names at the
-// scenario's seed, then each again at the next seed.
-absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv) {
+// scenario's seed, then each again at the next seed. The gate runs the same
+// points and checks the cells against `baseline` (a path; empty: none).
+absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optional<std::string>& baseline) {
   struct Table {
     viosim::ScenarioFile file;
     ReproducePlan plan;
@@ -398,7 +400,8 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv) {
     if (!r.ok()) return r.status();
     return PointResult{r->front().variant, r->front().metrics};
   };
-  set.render = [tables, request](const std::vector<PointResult>& all, Format f) -> absl::StatusOr<std::string> {
+  set.render = [tables, request, baseline](const std::vector<PointResult>& all,
+                                           Format f) -> absl::StatusOr<Rendered> {
     std::vector<Reproduction> reps;
     for (const Table& t : *tables) {
       const size_t n = t.plan.variants.size();
@@ -411,7 +414,11 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv) {
       if (!rep.ok()) return rep.status();
       reps.push_back(*std::move(rep));
     }
-    return FormatCells(reps, f);
+    if (!baseline) return Rendered{FormatCells(reps, f)};
+    absl::StatusOr<viosim::Baseline> b = viosim::LoadBaselineFile(*baseline);
+    if (!b.ok()) return b.status();
+    const GateReport report = CheckGate(reps, *b);
+    return Rendered{FormatGate(reps, report, f), report.failures > 0};
   };
   return set;
 }
@@ -420,7 +427,12 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv) {
 
 absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv) {
   if (inv.command == "sweep") return SweepPoints(inv);
-  if (inv.command == "reproduce") return ReproducePoints(inv);
+  if (inv.command == "reproduce") return ReproducePoints(inv, std::nullopt);
+  if (inv.command == "gate") {
+    const std::vector<std::string> baseline = ArgOf(inv, "baseline");
+    if (baseline.size() != 1) return absl::InvalidArgumentError("gate: expected one --baseline");
+    return ReproducePoints(inv, baseline[0]);
+  }
   return absl::InvalidArgumentError(absl::StrCat("command '", inv.command, "' has no points to shard"));
 }
 
@@ -558,7 +570,7 @@ std::string Listed(const std::vector<size_t>& indices, const std::vector<std::st
 
 }  // namespace
 
-absl::StatusOr<std::string> MergeShards(const std::vector<std::pair<std::string, std::string>>& files, Format f,
+absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, std::string>>& files, Format f,
                                         absl::string_view version) {
   std::vector<Part> parts;
   for (const auto& [path, text] : files) {

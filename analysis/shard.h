@@ -33,6 +33,13 @@ struct ShardSpec {
 // otherwise; whether N fits the number of points is checked by RunShard.
 absl::StatusOr<ShardSpec> ParseShard(absl::string_view text);
 
+// A command's whole output, and whether it reports a failed check (the
+// gate: exit status 1).
+struct Rendered {
+  std::string text;
+  bool check_failed = false;
+};
+
 // What one point's run produced.
 struct PointResult {
   std::string variant;
@@ -41,7 +48,7 @@ struct PointResult {
 
 // What a sharded command was asked: enough to plan its points again.
 struct Invocation {
-  std::string command;                 // "sweep", "reproduce"
+  std::string command;                 // "sweep", "reproduce", "gate"
   std::vector<std::string> scenarios;  // paths, as given
   std::vector<std::string> overrides;  // --seed and --set, in order
   // The command's own arguments by name, in a fixed order (e.g. "over",
@@ -58,12 +65,13 @@ struct PointSet {
   // Runs point `index`; may be called from several threads at once.
   std::function<absl::StatusOr<PointResult>(size_t index)> run;
   // The whole command's output from every point's result, in id order.
-  std::function<absl::StatusOr<std::string>(const std::vector<PointResult>& all, Format f)> render;
+  std::function<absl::StatusOr<Rendered>(const std::vector<PointResult>& all, Format f)> render;
 };
 
 // Plans the points of `inv` (loading its scenario files and checking
 // everything as the command itself would), running nothing. Known
-// commands: "sweep" (args "over", "variant", "metric") and "reproduce".
+// commands: "sweep" (args "over", "variant", "metric"), "reproduce", and
+// "gate" (reproduce's points; arg "baseline", read when rendering).
 absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv);
 
 // One line per point: its id.
@@ -81,7 +89,7 @@ absl::StatusOr<std::string> RunShard(const Invocation& inv, const PointSet& set,
 // unchanged scenario files, and that every point is there exactly once,
 // then renders the whole output in format `f`. InvalidArgument naming the
 // file, line and field, or the missing and duplicated points.
-absl::StatusOr<std::string> MergeShards(const std::vector<std::pair<std::string, std::string>>& files, Format f,
+absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, std::string>>& files, Format f,
                                         absl::string_view version);
 
 // 64-bit FNV-1a of `bytes`, as 16 hex digits.

@@ -64,7 +64,7 @@ CLI::App* AddMerge(CLI::App* app, MergeFlags* f) {
   return merge;
 }
 
-absl::StatusOr<std::string> RunMerge(const MergeFlags& f, absl::string_view version) {
+absl::StatusOr<analysis::Rendered> RunMerge(const MergeFlags& f, absl::string_view version) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const std::string& path : f.files) {
     absl::StatusOr<std::string> text = viosim::ReadInputFile(path, "part");

@@ -42,7 +42,7 @@ struct MergeFlags {
 CLI::App* AddMerge(CLI::App* app, MergeFlags* f);
 
 // Reads every file and merges them (analysis::MergeShards).
-absl::StatusOr<std::string> RunMerge(const MergeFlags& f, absl::string_view version);
+absl::StatusOr<analysis::Rendered> RunMerge(const MergeFlags& f, absl::string_view version);
 
 }  // namespace cli
 

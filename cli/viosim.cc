@@ -323,6 +323,8 @@ int main(int argc, char** argv) {
   gate->add_option("--baseline", baseline_path, "Baseline of modeled values")->capture_default_str();
   gate->add_flag("--update-baseline", update_baseline, "Rewrite the baseline from this run's modeled values");
   AddShared(gate, &gate_f);
+  cli::ShardFlags gate_shard;
+  cli::AddShardFlags(gate, &gate_shard);
 
   CLI::App* fio_cmd = app.add_subcommand(
       "fio", "Run an fio job file on a modeled stack and answer in fio 3.33's own output formats");
@@ -392,11 +394,12 @@ int main(int argc, char** argv) {
 
   if (*merge) {
     if (absl::Status s = CheckWritable(merge_f.output); !s.ok()) return Fail(s);
-    absl::StatusOr<std::string> text = cli::RunMerge(merge_f, kVersion);
-    if (!text.ok()) return Fail(text.status());
+    absl::StatusOr<analysis::Rendered> merged = cli::RunMerge(merge_f, kVersion);
+    if (!merged.ok()) return Fail(merged.status());
     SharedFlags out_flags;
     out_flags.output = merge_f.output;
-    return Emit(out_flags, *text);
+    const int emitted = Emit(out_flags, merged->text);
+    return emitted != kExitOk ? emitted : merged->check_failed ? kExitCheckFailed : kExitOk;
   }
 
   if (*run) {
@@ -632,9 +635,15 @@ int main(int argc, char** argv) {
     if (!all.ok()) return Fail(all.status());
     paths = *all;
   }
-  if (!is_gate && cli::Sharded(rep_shard, f.format)) {
-    const analysis::Invocation inv{"reproduce", paths, Overrides(f), {}};
-    absl::StatusOr<std::string> text = cli::RunSharded(inv, rep_shard, f.format, f.jobs, kVersion);
+  if (const cli::ShardFlags& shard = is_gate ? gate_shard : rep_shard; cli::Sharded(shard, f.format)) {
+    if (is_gate && update_baseline) {
+      return Fail(absl::InvalidArgumentError("--update-baseline needs the whole run: not with --list, --shard or "
+                                             "--format jsonl"));
+    }
+    const analysis::Invocation inv =
+        is_gate ? analysis::Invocation{"gate", paths, Overrides(f), {{"baseline", {baseline_path}}}}
+                : analysis::Invocation{"reproduce", paths, Overrides(f), {}};
+    absl::StatusOr<std::string> text = cli::RunSharded(inv, shard, f.format, f.jobs, kVersion);
     return text.ok() ? Emit(f, *text) : Fail(text.status());
   }
   analysis::RunRequest req;
