@@ -17,10 +17,6 @@
 
 namespace analysis {
 
-namespace {
-
-// Runs `resolved[i]` as variant `names[i]` on up to `request.jobs` threads.
-// Results come back in input order whatever the number of threads.
 std::vector<absl::StatusOr<viosim::VariantResult>> RunResolved(const viosim::ScenarioFile& file,
                                                                const std::vector<viosim::Scenario>& resolved,
                                                                const std::vector<std::string>& names,
@@ -33,8 +29,6 @@ std::vector<absl::StatusOr<viosim::VariantResult>> RunResolved(const viosim::Sce
               [&](size_t i) { results[i] = viosim::RunScenario(resolved[i], names[i], options); });
   return results;
 }
-
-}  // namespace
 
 void ParallelFor(size_t n, int jobs, const std::function<void(size_t)>& work) {
   std::atomic<size_t> next{0};
@@ -182,40 +176,61 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
   return std::move(sweep);
 }
 
-absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const RunRequest& request) {
-  Reproduction rep;
-  rep.scenario = file.scenario.name();
-  rep.path = file.path;
+absl::StatusOr<ReproducePlan> PlanReproduce(const viosim::ScenarioFile& file, const RunRequest& request) {
+  ReproducePlan plan;
   const auto& published = file.scenario.published();
   // Variants in file order, each once, that some published cell names.
-  std::vector<std::string> variants;
   std::vector<std::string> candidates = viosim::VariantNames(file);
   if (candidates.front() != viosim::kBaseVariant) candidates.insert(candidates.begin(), viosim::kBaseVariant);
   for (const std::string& v : candidates) {
     for (const viosim::Published& p : published) {
       if (viosim::SameVariant(p.variant(), v)) {
-        variants.push_back(v);
+        plan.variants.push_back(v);
         break;
       }
     }
   }
-  absl::StatusOr<std::vector<viosim::VariantResult>> results = RunVariants(file, variants, request);
+  if (!plan.variants.empty()) {
+    absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(file, plan.variants.front(), request.overrides);
+    if (!base.ok()) return base.status();
+    plan.replicate_seed = base->run().seed() + 1;
+  }
+  return plan;
+}
+
+absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const RunRequest& request) {
+  absl::StatusOr<ReproducePlan> plan = PlanReproduce(file, request);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<std::vector<viosim::VariantResult>> results = RunVariants(file, plan->variants, request);
   if (!results.ok()) return results.status();
-  rep.results = *std::move(results);
   // The same variants at the next seed: a value that does not move with the
   // seed has no sampling interval worth printing.
   std::vector<viosim::VariantResult> replicates;
-  uint64_t replicate_seed = 0;
-  if (!variants.empty()) {
-    absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(file, variants.front(), request.overrides);
-    if (!base.ok()) return base.status();
-    replicate_seed = base->run().seed() + 1;
-    RunRequest again = request;
-    again.overrides.push_back(absl::StrCat("run.seed=", replicate_seed));
-    absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(file, variants, again);
+  if (!plan->variants.empty()) {
+    absl::StatusOr<std::vector<viosim::VariantResult>> r =
+        RunVariants(file, plan->variants, plan->Replicate(request));
     if (!r.ok()) return r.status();
     replicates = *std::move(r);
   }
+  return ReproductionOf(file, request, *plan, *std::move(results), replicates);
+}
+
+RunRequest ReproducePlan::Replicate(const RunRequest& request) const {
+  RunRequest again = request;
+  again.overrides.push_back(absl::StrCat("run.seed=", replicate_seed));
+  return again;
+}
+
+absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, const RunRequest& request,
+                                            const ReproducePlan& plan, std::vector<viosim::VariantResult> results,
+                                            const std::vector<viosim::VariantResult>& replicates) {
+  Reproduction rep;
+  rep.scenario = file.scenario.name();
+  rep.path = file.path;
+  rep.results = std::move(results);
+  const auto& published = file.scenario.published();
+  const std::vector<std::string>& variants = plan.variants;
+  const uint64_t replicate_seed = plan.replicate_seed;
   absl::flat_hash_map<std::string, size_t> index;
   for (size_t i = 0; i < variants.size(); ++i) index[variants[i]] = i;
 

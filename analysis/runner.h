@@ -126,6 +126,30 @@ struct Reproduction {
   std::vector<Cell> cells;
 };
 
+// What Reproduce runs: the variants some published cell names (file order,
+// each once), at the scenario's seed and again at `replicate_seed`.
+struct ReproducePlan {
+  std::vector<std::string> variants;
+  uint64_t replicate_seed = 0;  // the base variant's seed + 1; 0 when no variant
+  // `request` with the replicate seed set last.
+  RunRequest Replicate(const RunRequest& request) const;
+};
+absl::StatusOr<ReproducePlan> PlanReproduce(const viosim::ScenarioFile& file, const RunRequest& request);
+
+// The cells from the plan's runs: `results` and `replicates` in
+// `plan.variants` order (only their variant and metrics are read).
+absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, const RunRequest& request,
+                                            const ReproducePlan& plan, std::vector<viosim::VariantResult> results,
+                                            const std::vector<viosim::VariantResult>& replicates);
+
+// Runs `resolved[i]` as variant `names[i]` on up to `request.jobs` threads,
+// relative paths taken from the file's folder. Results come back in input
+// order whatever the number of threads.
+std::vector<absl::StatusOr<viosim::VariantResult>> RunResolved(const viosim::ScenarioFile& file,
+                                                               const std::vector<viosim::Scenario>& resolved,
+                                                               const std::vector<std::string>& names,
+                                                               const RunRequest& request);
+
 // Runs the variants the file's published cells name and builds the cells.
 // Each variant runs a second time at the next seed; a cell whose value is
 // the same there is marked as having no informative interval.

@@ -30,6 +30,7 @@
 #include "analysis/published.h"
 #include "analysis/runner.h"
 #include "analysis/fio_output.h"
+#include "cli/shard_flags.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/builder.h"
 #include "scenarios/checks.h"
@@ -276,6 +277,8 @@ int main(int argc, char** argv) {
           ->type_name("FIELD");
   const FitFlags refit_flags = AddFitFlags(sweep, &refit_spec, &refit_cell, &refit_range);
   AddShared(sweep, &sweep_f);
+  cli::ShardFlags sweep_shard;
+  cli::AddShardFlags(sweep, &sweep_shard);
 
   CLI::App* cal = app.add_subcommand(
       "calibrate", "Fit one field so that a variant reproduces its published CALIBRATION cell, by bisection");
@@ -306,6 +309,10 @@ int main(int argc, char** argv) {
                   "Scenario files (default: every scenario under scenarios/ with published values)")
       ->type_name("SCENARIO");
   AddShared(rep, &rep_f);
+  cli::ShardFlags rep_shard;
+  cli::AddShardFlags(rep, &rep_shard);
+  cli::MergeFlags merge_f;
+  CLI::App* merge = cli::AddMerge(&app, &merge_f);
 
   CLI::App* gate = app.add_subcommand(
       "gate", "Regression gate: exit 1 when a modeled value leaves its published tolerance or the baseline");
@@ -317,6 +324,8 @@ int main(int argc, char** argv) {
   gate->add_option("--baseline", baseline_path, "Baseline of modeled values")->capture_default_str();
   gate->add_flag("--update-baseline", update_baseline, "Rewrite the baseline from this run's modeled values");
   AddShared(gate, &gate_f);
+  cli::ShardFlags gate_shard;
+  cli::AddShardFlags(gate, &gate_shard);
 
   // explain: every costed field's elasticity on one metric (analysis/explain.h).
   SharedFlags explain_f;
@@ -403,6 +412,16 @@ int main(int argc, char** argv) {
     return file;
   };
 
+  if (*merge) {
+    if (absl::Status s = CheckWritable(merge_f.output); !s.ok()) return Fail(s);
+    absl::StatusOr<analysis::Rendered> merged = cli::RunMerge(merge_f, kVersion);
+    if (!merged.ok()) return Fail(merged.status());
+    SharedFlags out_flags;
+    out_flags.output = merge_f.output;
+    const int emitted = Emit(out_flags, merged->text);
+    return emitted != kExitOk ? emitted : merged->check_failed ? kExitCheckFailed : kExitOk;
+  }
+
   if (*run) {
     for (const std::string& p : {run_f.output, trace_path}) {
       if (absl::Status s = CheckWritable(p); !s.ok()) return Fail(s);
@@ -476,6 +495,14 @@ int main(int argc, char** argv) {
       }
     }
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
+    if (cli::Sharded(sweep_shard, sweep_f.format)) {
+      if (refit) return Fail(absl::InvalidArgumentError("--list, --shard and --format jsonl do not take --refit yet"));
+      const analysis::Invocation inv{
+          "sweep", {sweep_path}, Overrides(sweep_f), {{"over", {sweep_over}}, {"variant", sweep_variants},
+                                                      {"metric", sweep_metrics}}};
+      absl::StatusOr<std::string> text = cli::RunSharded(inv, sweep_shard, sweep_f.format, sweep_f.jobs, kVersion);
+      return text.ok() ? Emit(sweep_f, *text) : Fail(text.status());
+    }
     absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
     if (!spec.ok()) return Fail(spec.status());
     if (refit) {
@@ -646,6 +673,17 @@ int main(int argc, char** argv) {
     absl::StatusOr<std::vector<std::string>> all = analysis::ScenariosWithPublished(DefaultScenarioDir());
     if (!all.ok()) return Fail(all.status());
     paths = *all;
+  }
+  if (const cli::ShardFlags& shard = is_gate ? gate_shard : rep_shard; cli::Sharded(shard, f.format)) {
+    if (is_gate && update_baseline) {
+      return Fail(absl::InvalidArgumentError("--update-baseline needs the whole run: not with --list, --shard or "
+                                             "--format jsonl"));
+    }
+    const analysis::Invocation inv =
+        is_gate ? analysis::Invocation{"gate", paths, Overrides(f), {{"baseline", {baseline_path}}}}
+                : analysis::Invocation{"reproduce", paths, Overrides(f), {}};
+    absl::StatusOr<std::string> text = cli::RunSharded(inv, shard, f.format, f.jobs, kVersion);
+    return text.ok() ? Emit(f, *text) : Fail(text.status());
   }
   analysis::RunRequest req;
   req.overrides = Overrides(f);

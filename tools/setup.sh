@@ -14,9 +14,12 @@ packages=(
   libbenchmark-dev
   libcli11-dev
 )
+# The batch systems the sharding tests start (tests/tools/), installed without
+# their recommends (Slurm would bring 42 packages instead of 8).
+batch_packages=(slurmctld slurmd slurm-client munge parallel)
 
 missing=()
-for p in "${packages[@]}"; do
+for p in "${packages[@]}" "${batch_packages[@]}"; do
   if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     echo "setup: $p is installed"
   else
@@ -41,6 +44,13 @@ fi
 
 echo "setup: apt-get update"
 $sudo apt-get update -q
+batch_missing=()
+for p in "${batch_packages[@]}"; do
+  if [[ " ${missing[*]} " == *" $p "* ]]; then batch_missing+=("$p"); fi
+done
+if [ ${#batch_missing[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${batch_missing[@]}"
+fi
 echo "setup: apt-get install ${missing[*]}"
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
 echo "setup: done"

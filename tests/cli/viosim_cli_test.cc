@@ -18,49 +18,18 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/cli/run_viosim.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string TmpDir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  return t != nullptr ? t : "/tmp";
-}
-
-std::string WriteTmp(const std::string& name, const std::string& text) {
-  const std::string path = absl::StrCat(TmpDir(), "/", name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-// Runs viosim with `args` (already shell-quoted where needed).
-Result Viosim(const std::string& args) {
-  static int n = 0;
-  const std::string out = absl::StrCat(TmpDir(), "/stdout.", n), err = absl::StrCat(TmpDir(), "/stderr.", n);
-  ++n;
-  const std::string cmd = absl::StrCat("cli/viosim ", args, " >", out, " 2>", err);
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadAll(out);
-  r.err = ReadAll(err);
-  return r;
-}
+using clitest::ReadAll;
+using clitest::Result;
+using clitest::TmpDir;
+using clitest::Viosim;
+using clitest::WriteTmp;
 
 constexpr char kShort[] = "--set run.duration=50ms --set run.warmup=1ms";
 
