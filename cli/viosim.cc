@@ -29,6 +29,7 @@
 #include "analysis/published.h"
 #include "analysis/runner.h"
 #include "analysis/fio_output.h"
+#include "cli/report_dir.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/builder.h"
 #include "scenarios/checks.h"
@@ -193,6 +194,17 @@ std::string TracePath(const std::string& base, const std::string& variant, bool 
 
 std::string DefaultScenarioDir() { return "scenarios"; }
 
+constexpr char kReportHelp[] =
+    "Also write DIR/report.md with SVG charts and the JSON they show (DIR whole or not at all; a report "
+    "DIR written before is replaced); needs Python 3 with matplotlib";
+
+// --report DIR: checked, and the plotter found, before anything runs.
+absl::StatusOr<std::string> PrepareReport(const std::string& dir) {
+  if (dir.empty()) return std::string();
+  if (absl::Status s = viosim_cli::CheckReportDir(dir); !s.ok()) return s;
+  return viosim_cli::FindPlotter();
+}
+
 // The flags that say what to fit and how, shared by `calibrate` and
 // `sweep --refit`: --cell, --range, --tolerance and --max-iter.
 struct FitFlags {
@@ -275,6 +287,8 @@ int main(int argc, char** argv) {
           ->type_name("FIELD");
   const FitFlags refit_flags = AddFitFlags(sweep, &refit_spec, &refit_cell, &refit_range);
   AddShared(sweep, &sweep_f);
+  std::string sweep_report;
+  sweep->add_option("--report", sweep_report, kReportHelp)->type_name("DIR");
 
   CLI::App* cal = app.add_subcommand(
       "calibrate", "Fit one field so that a variant reproduces its published CALIBRATION cell, by bisection");
@@ -305,6 +319,8 @@ int main(int argc, char** argv) {
                   "Scenario files (default: every scenario under scenarios/ with published values)")
       ->type_name("SCENARIO");
   AddShared(rep, &rep_f);
+  std::string rep_report;
+  rep->add_option("--report", rep_report, kReportHelp)->type_name("DIR");
 
   CLI::App* gate = app.add_subcommand(
       "gate", "Regression gate: exit 1 when a modeled value leaves its published tolerance or the baseline");
@@ -456,6 +472,8 @@ int main(int argc, char** argv) {
       }
     }
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
+    absl::StatusOr<std::string> plotter = PrepareReport(sweep_report);
+    if (!plotter.ok()) return Fail(plotter.status());
     absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
     if (!spec.ok()) return Fail(spec.status());
     if (refit) {
@@ -469,11 +487,19 @@ int main(int argc, char** argv) {
     if (!refit) {
       absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
       if (!result.ok()) return Fail(result.status());
+      if (!sweep_report.empty()) {
+        const std::string json = analysis::FormatSweep(*result, analysis::Format::kJson);
+        if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "sweep", json, sweep_report); !s.ok()) return Fail(s);
+      }
       return Emit(sweep_f, analysis::FormatSweep(*result, ToFormat(sweep_f.format)));
     }
     absl::StatusOr<analysis::RefitSweep> result =
         analysis::RunRefitSweep(*file, *spec, refit_spec, sweep_variants, sweep_metrics, req);
     if (!result.ok()) return Fail(result.status());
+    if (!sweep_report.empty()) {
+      const std::string json = analysis::FormatRefitSweep(*result, analysis::Format::kJson);
+      if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "sweep", json, sweep_report); !s.ok()) return Fail(s);
+    }
     const int emitted = Emit(sweep_f, analysis::FormatRefitSweep(*result, ToFormat(sweep_f.format)));
     if (emitted != kExitOk) return emitted;
     std::vector<std::string> not_fitted;
@@ -603,6 +629,8 @@ int main(int argc, char** argv) {
   SharedFlags& f = is_gate ? gate_f : rep_f;
   std::vector<std::string> paths = is_gate ? gate_paths : rep_paths;
   if (absl::Status s = CheckWritable(f.output); !s.ok()) return Fail(s);
+  absl::StatusOr<std::string> plotter = PrepareReport(is_gate ? std::string() : rep_report);
+  if (!plotter.ok()) return Fail(plotter.status());
   if (paths.empty()) {
     absl::StatusOr<std::vector<std::string>> all = analysis::ScenariosWithPublished(DefaultScenarioDir());
     if (!all.ok()) return Fail(all.status());
@@ -619,7 +647,13 @@ int main(int argc, char** argv) {
     if (!r.ok()) return Fail(r.status());
     reps.push_back(*std::move(r));
   }
-  if (!is_gate) return Emit(f, analysis::FormatCells(reps, ToFormat(f.format)));
+  if (!is_gate) {
+    if (!rep_report.empty()) {
+      const std::string json = analysis::FormatCells(reps, analysis::Format::kJson);
+      if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "reproduce", json, rep_report); !s.ok()) return Fail(s);
+    }
+    return Emit(f, analysis::FormatCells(reps, ToFormat(f.format)));
+  }
 
   std::vector<analysis::Cell> cells;
   for (const auto& r : reps) cells.insert(cells.end(), r.cells.begin(), r.cells.end());
