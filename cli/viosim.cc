@@ -199,8 +199,8 @@ constexpr char kReportHelp[] =
     "DIR written before is replaced); needs Python 3 with matplotlib";
 
 // --report DIR: checked, and the plotter found, before anything runs.
-absl::StatusOr<std::string> PrepareReport(const std::string& dir) {
-  if (dir.empty()) return std::string();
+absl::StatusOr<std::string> PrepareReport(const CLI::Option* opt, const std::string& dir) {
+  if (opt == nullptr || opt->count() == 0) return std::string();
   if (absl::Status s = viosim_cli::CheckReportDir(dir); !s.ok()) return s;
   return viosim_cli::FindPlotter();
 }
@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
   const FitFlags refit_flags = AddFitFlags(sweep, &refit_spec, &refit_cell, &refit_range);
   AddShared(sweep, &sweep_f);
   std::string sweep_report;
-  sweep->add_option("--report", sweep_report, kReportHelp)->type_name("DIR");
+  CLI::Option* sweep_report_opt = sweep->add_option("--report", sweep_report, kReportHelp)->type_name("DIR");
 
   CLI::App* cal = app.add_subcommand(
       "calibrate", "Fit one field so that a variant reproduces its published CALIBRATION cell, by bisection");
@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
       ->type_name("SCENARIO");
   AddShared(rep, &rep_f);
   std::string rep_report;
-  rep->add_option("--report", rep_report, kReportHelp)->type_name("DIR");
+  CLI::Option* rep_report_opt = rep->add_option("--report", rep_report, kReportHelp)->type_name("DIR");
 
   CLI::App* gate = app.add_subcommand(
       "gate", "Regression gate: exit 1 when a modeled value leaves its published tolerance or the baseline");
@@ -472,7 +472,7 @@ int main(int argc, char** argv) {
       }
     }
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
-    absl::StatusOr<std::string> plotter = PrepareReport(sweep_report);
+    absl::StatusOr<std::string> plotter = PrepareReport(sweep_report_opt, sweep_report);
     if (!plotter.ok()) return Fail(plotter.status());
     absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
     if (!spec.ok()) return Fail(spec.status());
@@ -487,7 +487,7 @@ int main(int argc, char** argv) {
     if (!refit) {
       absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
       if (!result.ok()) return Fail(result.status());
-      if (!sweep_report.empty()) {
+      if (sweep_report_opt->count() > 0) {
         const std::string json = analysis::FormatSweep(*result, analysis::Format::kJson);
         if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "sweep", json, sweep_report); !s.ok()) return Fail(s);
       }
@@ -496,7 +496,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<analysis::RefitSweep> result =
         analysis::RunRefitSweep(*file, *spec, refit_spec, sweep_variants, sweep_metrics, req);
     if (!result.ok()) return Fail(result.status());
-    if (!sweep_report.empty()) {
+    if (sweep_report_opt->count() > 0) {
       const std::string json = analysis::FormatRefitSweep(*result, analysis::Format::kJson);
       if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "sweep", json, sweep_report); !s.ok()) return Fail(s);
     }
@@ -629,7 +629,7 @@ int main(int argc, char** argv) {
   SharedFlags& f = is_gate ? gate_f : rep_f;
   std::vector<std::string> paths = is_gate ? gate_paths : rep_paths;
   if (absl::Status s = CheckWritable(f.output); !s.ok()) return Fail(s);
-  absl::StatusOr<std::string> plotter = PrepareReport(is_gate ? std::string() : rep_report);
+  absl::StatusOr<std::string> plotter = PrepareReport(is_gate ? nullptr : rep_report_opt, rep_report);
   if (!plotter.ok()) return Fail(plotter.status());
   if (paths.empty()) {
     absl::StatusOr<std::vector<std::string>> all = analysis::ScenariosWithPublished(DefaultScenarioDir());
@@ -648,7 +648,7 @@ int main(int argc, char** argv) {
     reps.push_back(*std::move(r));
   }
   if (!is_gate) {
-    if (!rep_report.empty()) {
+    if (rep_report_opt->count() > 0) {
       const std::string json = analysis::FormatCells(reps, analysis::Format::kJson);
       if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "reproduce", json, rep_report); !s.ok()) return Fail(s);
     }

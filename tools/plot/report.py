@@ -266,8 +266,9 @@ def reproduce(data, out):
     preds = {p["scenario"]: p for p in data.get("predictions", [])}
     lines = ["# viosim reproduction report", "",
              "%d cells: %d within tolerance, %d outside." % (len(cells), within, len(cells) - within),
-             "Grey bars are the published values; blue modeled calibration cells (a cost was fitted "
-             "to them), orange modeled prediction cells. Whiskers are 95% confidence intervals "
+             "",
+             "Grey bars are the published values; blue modeled calibration cells (the column the "
+             "fitted costs are chosen from), orange modeled prediction cells. Whiskers are 95% confidence intervals "
              "(none where none was computed, or where the next seed gives the same value); a red "
              "outline marks a cell outside its tolerance, hatching a known gap the scenario "
              "documents. `data.json` holds the figures as `viosim reproduce --format json` "
