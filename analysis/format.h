@@ -1,5 +1,5 @@
 // Output formats of the `viosim` subcommands: readable text, JSON (a
-// contract other tools read; see README) and CSV. Pure functions from
+// contract other tools read; see docs/cli.md) and CSV. Pure functions from
 // results to text; the command line decides where the text goes.
 #ifndef VIOSIM_ANALYSIS_FORMAT_H_
 #define VIOSIM_ANALYSIS_FORMAT_H_

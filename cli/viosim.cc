@@ -31,6 +31,7 @@
 #include "analysis/runner.h"
 #include "analysis/fio_output.h"
 #include "cli/shard_flags.h"
+#include "cli/report_dir.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/builder.h"
 #include "scenarios/checks.h"
@@ -195,6 +196,17 @@ std::string TracePath(const std::string& base, const std::string& variant, bool 
 
 std::string DefaultScenarioDir() { return "scenarios"; }
 
+constexpr char kReportHelp[] =
+    "Also write DIR/report.md with SVG charts and the JSON they show (DIR whole or not at all; a report "
+    "DIR written before is replaced); needs Python 3 with matplotlib";
+
+// --report DIR: checked, and the plotter found, before anything runs.
+absl::StatusOr<std::string> PrepareReport(const CLI::Option* opt, const std::string& dir) {
+  if (opt == nullptr || opt->count() == 0) return std::string();
+  if (absl::Status s = viosim_cli::CheckReportDir(dir); !s.ok()) return s;
+  return viosim_cli::FindPlotter();
+}
+
 // The flags that say what to fit and how, shared by `calibrate` and
 // `sweep --refit`: --cell, --range, --tolerance and --max-iter.
 struct FitFlags {
@@ -279,6 +291,8 @@ int main(int argc, char** argv) {
   AddShared(sweep, &sweep_f);
   cli::ShardFlags sweep_shard;
   cli::AddShardFlags(sweep, &sweep_shard);
+  std::string sweep_report;
+  CLI::Option* sweep_report_opt = sweep->add_option("--report", sweep_report, kReportHelp)->type_name("DIR");
 
   CLI::App* cal = app.add_subcommand(
       "calibrate", "Fit one field so that a variant reproduces its published CALIBRATION cell, by bisection");
@@ -313,6 +327,8 @@ int main(int argc, char** argv) {
   cli::AddShardFlags(rep, &rep_shard);
   cli::MergeFlags merge_f;
   CLI::App* merge = cli::AddMerge(&app, &merge_f);
+  std::string rep_report;
+  CLI::Option* rep_report_opt = rep->add_option("--report", rep_report, kReportHelp)->type_name("DIR");
 
   CLI::App* gate = app.add_subcommand(
       "gate", "Regression gate: exit 1 when a modeled value leaves its published tolerance or the baseline");
@@ -497,12 +513,17 @@ int main(int argc, char** argv) {
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
     if (cli::Sharded(sweep_shard, sweep_f.format)) {
       if (refit) return Fail(absl::InvalidArgumentError("--list, --shard and --format jsonl do not take --refit yet"));
+      if (sweep_report_opt->count() > 0) {
+        return Fail(absl::InvalidArgumentError("--report needs the whole run: not with --list, --shard or --format jsonl"));
+      }
       const analysis::Invocation inv{
           "sweep", {sweep_path}, Overrides(sweep_f), {{"over", {sweep_over}}, {"variant", sweep_variants},
                                                       {"metric", sweep_metrics}}};
       absl::StatusOr<std::string> text = cli::RunSharded(inv, sweep_shard, sweep_f.format, sweep_f.jobs, kVersion);
       return text.ok() ? Emit(sweep_f, *text) : Fail(text.status());
     }
+    absl::StatusOr<std::string> plotter = PrepareReport(sweep_report_opt, sweep_report);
+    if (!plotter.ok()) return Fail(plotter.status());
     absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
     if (!spec.ok()) return Fail(spec.status());
     if (refit) {
@@ -516,11 +537,19 @@ int main(int argc, char** argv) {
     if (!refit) {
       absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
       if (!result.ok()) return Fail(result.status());
+      if (sweep_report_opt->count() > 0) {
+        const std::string json = analysis::FormatSweep(*result, analysis::Format::kJson);
+        if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "sweep", json, sweep_report); !s.ok()) return Fail(s);
+      }
       return Emit(sweep_f, analysis::FormatSweep(*result, ToFormat(sweep_f.format)));
     }
     absl::StatusOr<analysis::RefitSweep> result =
         analysis::RunRefitSweep(*file, *spec, refit_spec, sweep_variants, sweep_metrics, req);
     if (!result.ok()) return Fail(result.status());
+    if (sweep_report_opt->count() > 0) {
+      const std::string json = analysis::FormatRefitSweep(*result, analysis::Format::kJson);
+      if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "sweep", json, sweep_report); !s.ok()) return Fail(s);
+    }
     const int emitted = Emit(sweep_f, analysis::FormatRefitSweep(*result, ToFormat(sweep_f.format)));
     if (emitted != kExitOk) return emitted;
     std::vector<std::string> not_fitted;
@@ -669,6 +698,8 @@ int main(int argc, char** argv) {
   SharedFlags& f = is_gate ? gate_f : rep_f;
   std::vector<std::string> paths = is_gate ? gate_paths : rep_paths;
   if (absl::Status s = CheckWritable(f.output); !s.ok()) return Fail(s);
+  absl::StatusOr<std::string> plotter = PrepareReport(is_gate ? nullptr : rep_report_opt, rep_report);
+  if (!plotter.ok()) return Fail(plotter.status());
   if (paths.empty()) {
     absl::StatusOr<std::vector<std::string>> all = analysis::ScenariosWithPublished(DefaultScenarioDir());
     if (!all.ok()) return Fail(all.status());
@@ -678,6 +709,9 @@ int main(int argc, char** argv) {
     if (is_gate && update_baseline) {
       return Fail(absl::InvalidArgumentError("--update-baseline needs the whole run: not with --list, --shard or "
                                              "--format jsonl"));
+    }
+    if (!is_gate && rep_report_opt->count() > 0) {
+      return Fail(absl::InvalidArgumentError("--report needs the whole run: not with --list, --shard or --format jsonl"));
     }
     const analysis::Invocation inv =
         is_gate ? analysis::Invocation{"gate", paths, Overrides(f), {{"baseline", {baseline_path}}}}
@@ -696,7 +730,13 @@ int main(int argc, char** argv) {
     if (!r.ok()) return Fail(r.status());
     reps.push_back(*std::move(r));
   }
-  if (!is_gate) return Emit(f, analysis::FormatCells(reps, ToFormat(f.format)));
+  if (!is_gate) {
+    if (rep_report_opt->count() > 0) {
+      const std::string json = analysis::FormatCells(reps, analysis::Format::kJson);
+      if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "reproduce", json, rep_report); !s.ok()) return Fail(s);
+    }
+    return Emit(f, analysis::FormatCells(reps, ToFormat(f.format)));
+  }
 
   std::vector<analysis::Cell> cells;
   for (const auto& r : reps) cells.insert(cells.end(), r.cells.begin(), r.cells.end());

@@ -1,0 +1,83 @@
+// docs/cli.md and `--help` in step: every flag a subcommand's help lists is
+// documented in docs/cli.md (as a whole word: `--jobs` is not `--jobs-x`).
+#include <sys/wait.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+#include "tests/fio_output/json_reader.h"
+
+namespace {
+
+std::string Help(const std::string& args) {
+  const char* t = std::getenv("TEST_TMPDIR");
+  const std::string out = absl::StrCat(t != nullptr ? t : "/tmp", "/help.txt");
+  const int status = std::system(absl::StrCat("cli/viosim ", args, " --help >", out, " 2>&1").c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << args;
+  return fio_test::ReadFile(out);
+}
+
+// The first column of each option line: "  -o,--output FILE   text" -> {"--output"}.
+std::vector<std::string> Flags(const std::string& help) {
+  std::vector<std::string> flags;
+  for (absl::string_view line : absl::StrSplit(help, '\n')) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (!absl::StartsWith(line, "-")) continue;
+    const absl::string_view names = line.substr(0, line.find(' '));
+    for (absl::string_view name : absl::StrSplit(names, ',')) {
+      if (absl::ConsumePrefix(&name, "--") && name != "help") flags.push_back(absl::StrCat("--", name));
+    }
+  }
+  return flags;
+}
+
+// Subcommand names: the lines under "Subcommands:".
+std::vector<std::string> Subcommands(const std::string& help) {
+  std::vector<std::string> subs;
+  bool in = false;
+  for (absl::string_view line : absl::StrSplit(help, '\n')) {
+    if (line == "Subcommands:") {
+      in = true;
+      continue;
+    }
+    if (!in || line.empty()) continue;
+    line = absl::StripLeadingAsciiWhitespace(line);
+    subs.emplace_back(line.substr(0, line.find(' ')));
+  }
+  return subs;
+}
+
+// Whether `flag` occurs in `doc` not followed by a letter, digit or '-'.
+bool Mentions(const std::string& doc, const std::string& flag) {
+  for (size_t at = doc.find(flag); at != std::string::npos; at = doc.find(flag, at + 1)) {
+    const size_t end = at + flag.size();
+    if (end == doc.size() || !(std::isalnum(static_cast<unsigned char>(doc[end])) || doc[end] == '-')) return true;
+  }
+  return false;
+}
+
+TEST(DocsTest, EveryFlagOfEverySubcommandIsInDocsCli) {
+  const std::string doc = fio_test::ReadFile("docs/cli.md");
+  ASSERT_FALSE(doc.empty());
+  const std::vector<std::string> subs = Subcommands(Help(""));
+  ASSERT_GE(subs.size(), 7u);
+  int checked = 0;
+  for (const std::string& sub : subs) {
+    EXPECT_NE(doc.find(absl::StrCat("`viosim ", sub)), std::string::npos) << "docs/cli.md lacks `viosim " << sub;
+    for (const std::string& flag : Flags(Help(sub))) {
+      EXPECT_TRUE(Mentions(doc, flag))
+          << "viosim " << sub << " " << flag << " is not documented in docs/cli.md";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+}  // namespace
