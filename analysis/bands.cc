@@ -336,6 +336,7 @@ absl::StatusOr<BandPoint> RunBandPoint(const viosim::ScenarioFile& file, const B
       point.failure = absl::StrCat(fit.spec.field, " to ", fit.cell, ": ", failure);
       point.failed_round = pass;
       point.values.assign(plan.cells.size(), std::nullopt);
+      point.ci95.assign(plan.cells.size(), std::nullopt);
       return point;
     }
   }
