@@ -228,6 +228,24 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
           .Key("source").String(c.source)
           .Key("known_gap").String(c.known_gap);
       CiJson(c.expected, j.Key("expected"));
+      if (c.band) {
+        const CellBand& b = *c.band;
+        j.Key("band").BeginObject();
+        CiJson(b.points > 0 ? std::optional<double>(b.p5) : std::nullopt, j.Key("p5"));
+        CiJson(b.points > 0 ? std::optional<double>(b.p50) : std::nullopt, j.Key("p50"));
+        CiJson(b.points > 0 ? std::optional<double>(b.p95) : std::nullopt, j.Key("p95"));
+        j.Key("k").Number(b.k).Key("refit_failed").Number(b.refit_failed).Key("points").Number(b.points);
+        j.Key("refit_failures").BeginArray();
+        for (const CellBand::Failure& w : b.failures) {
+          j.BeginObject().Key("reason").String(w.reason).Key("points").Number(w.points).EndObject();
+        }
+        j.EndArray();
+        j.Key("inside").Bool(b.inside).Key("drivers").BeginArray();
+        for (const BandDriver& d : b.drivers) {
+          j.BeginObject().Key("field").String(d.field).Key("rank_corr").Number(d.rank_corr).EndObject();
+        }
+        j.EndArray().EndObject();
+      }
       j.EndObject();
     }
   }
@@ -391,6 +409,39 @@ std::string FormatRun(const std::string& scenario, const std::string& descriptio
   return out;
 }
 
+// The prediction bands of `reps`' cells (`reproduce --bands`); empty
+// when none has one.
+std::string BandsText(const std::vector<Reproduction>& reps) {
+  std::vector<std::vector<std::string>> rows = {{"scenario", "variant", "metric", "published", "point", "p5", "p50",
+                                                 "p95", "published in band", "refit failed", "points"}};
+  std::string drivers;
+  std::string failures;
+  for (const Reproduction& rep : reps) {
+    for (const Cell& c : rep.cells) {
+      if (!c.band) continue;
+      const CellBand& b = *c.band;
+      const bool any = b.points > 0;
+      rows.push_back({c.scenario, c.variant, c.metric, Sig(c.published), c.measured ? Sig(c.modeled) : "not measured",
+                      any ? Sig(b.p5) : "-", any ? Sig(b.p50) : "-", any ? Sig(b.p95) : "-",
+                      any ? (b.inside ? "inside" : "OUTSIDE") : "-", absl::StrCat(b.refit_failed, "/", b.k),
+                      absl::StrCat(b.points)});
+      absl::StrAppend(&drivers, "  ", c.scenario, " / ", c.variant, " / ", c.metric, ":");
+      for (size_t i = 0; i < b.drivers.size() && i < 3; ++i) {
+        absl::StrAppend(&drivers, i == 0 ? " " : ", ", b.drivers[i].field, absl::StrFormat(" %+.2f", b.drivers[i].rank_corr));
+      }
+      absl::StrAppend(&drivers, "\n");
+      for (const CellBand::Failure& w : b.failures) {
+        const std::string line = absl::StrCat("  refit failed at ", w.points, " of ", b.k, " points of ", c.scenario, ": ", w.reason, "\n");
+        if (failures.find(line) == std::string::npos) absl::StrAppend(&failures, line);
+      }
+    }
+  }
+  if (rows.size() == 1) return "";
+  return absl::StrCat("\nprediction bands (5-95% over the points whose refit succeeded)\n",
+                      Table(rows, "", "lllrrrrrlrr"),
+                      "drivers (Spearman rank correlation of a cost's drawn value with the cell, top 3):\n", drivers, failures);
+}
+
 std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
   switch (f) {
     case Format::kText: {
@@ -414,7 +465,7 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
       return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"), NotInformativeNote(reps),
                           absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
                                           outside),
-                          PredictionsText(reps), gaps);
+                          PredictionsText(reps), gaps, BandsText(reps));
     }
     case Format::kJson: {
       JsonWriter j;

@@ -16,6 +16,32 @@
 
 namespace analysis {
 
+// A cost whose uncertainty moves a band, and how much: the Spearman rank
+// correlation of its drawn values with the cell's values over a band's
+// points (analysis/bands.h).
+struct BandDriver {
+  std::string field;  // its --set path
+  double rank_corr = 0;
+};
+
+// A PREDICTION cell's prediction band (`viosim reproduce --bands K`): the
+// cell's values over the points whose refit succeeded.
+struct CellBand {
+  double p5 = 0;
+  double p50 = 0;
+  double p95 = 0;
+  int k = 0;             // points drawn
+  int refit_failed = 0;  // of which a fitted cost could not be refitted (not in the percentiles)
+  int points = 0;        // in the percentiles: refitted, and the metric measured there
+  struct Failure {
+    std::string reason;  // which fit, and why
+    int points = 0;
+  };
+  std::vector<Failure> failures;  // the refit failures by reason, sorted by reason
+  bool inside = false;   // p5 <= published <= p95
+  std::vector<BandDriver> drivers;  // by |rank_corr|, largest first
+};
+
 // One modeled metric beside its published reference.
 struct Cell {
   std::string scenario;
@@ -37,6 +63,7 @@ struct Cell {
   std::string source;
   std::string known_gap;  // the documented reason when the model misses
   std::optional<double> expected;  // the known gap's expected modeled value
+  std::optional<CellBand> band;    // with --bands, on PREDICTION cells
 };
 
 // 100 * (modeled - published) / |published| (infinite when published is 0

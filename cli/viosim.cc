@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/bands.h"
 #include "analysis/calibrate.h"
 #include "analysis/explain.h"
 #include "analysis/format.h"
@@ -329,6 +330,14 @@ int main(int argc, char** argv) {
   CLI::App* merge = cli::AddMerge(&app, &merge_f);
   std::string rep_report;
   CLI::Option* rep_report_opt = rep->add_option("--report", rep_report, kReportHelp)->type_name("DIR");
+  // Prediction bands (analysis/bands.h, docs/cli.md).
+  analysis::BandSpec band_spec;
+  rep->add_option("--bands", band_spec.k,
+                  "Prediction bands: K points of the uncertain costs (Latin hypercube), the fitted costs "
+                  "refitted at each, p5/p50/p95 of every PREDICTION cell")
+      ->type_name("K");
+  rep->add_option("--band-seed", band_spec.seed, "The Latin hypercube's seed")->capture_default_str();
+  rep->add_option("--band-passes", band_spec.passes, "Rounds of refits per point (1-5)")->capture_default_str();
 
   CLI::App* gate = app.add_subcommand(
       "gate", "Regression gate: exit 1 when a modeled value leaves its published tolerance or the baseline");
@@ -700,6 +709,9 @@ int main(int argc, char** argv) {
   if (absl::Status s = CheckWritable(f.output); !s.ok()) return Fail(s);
   absl::StatusOr<std::string> plotter = PrepareReport(is_gate ? nullptr : rep_report_opt, rep_report);
   if (!plotter.ok()) return Fail(plotter.status());
+  if (!is_gate && rep->count("--bands") == 0 && (rep->count("--band-seed") > 0 || rep->count("--band-passes") > 0)) {
+    return Fail(absl::InvalidArgumentError("--band-seed and --band-passes need --bands K"));
+  }
   if (paths.empty()) {
     absl::StatusOr<std::vector<std::string>> all = analysis::ScenariosWithPublished(DefaultScenarioDir());
     if (!all.ok()) return Fail(all.status());
@@ -712,6 +724,10 @@ int main(int argc, char** argv) {
     }
     if (!is_gate && rep_report_opt->count() > 0) {
       return Fail(absl::InvalidArgumentError("--report needs the whole run: not with --list, --shard or --format jsonl"));
+    }
+    if (!is_gate && rep->count("--bands") > 0) {
+      return Fail(absl::InvalidArgumentError(
+          "--bands is not sharded yet: run it whole (its points are independent; analysis/bands.h RunBandPoint)"));
     }
     const analysis::Invocation inv =
         is_gate ? analysis::Invocation{"gate", paths, Overrides(f), {{"baseline", {baseline_path}}}}
@@ -726,8 +742,17 @@ int main(int argc, char** argv) {
   for (const std::string& p : paths) {
     absl::StatusOr<viosim::ScenarioFile> file = load(p, req.overrides);
     if (!file.ok()) return Fail(file.status());
+    const bool bands = !is_gate && rep->count("--bands") > 0;
+    if (bands) {  // bad band input fails before anything runs
+      if (absl::StatusOr<analysis::BandPlan> plan = analysis::PlanBands(*file, band_spec, req); !plan.ok()) {
+        return Fail(plan.status());
+      }
+    }
     absl::StatusOr<analysis::Reproduction> r = analysis::Reproduce(*file, req);
     if (!r.ok()) return Fail(r.status());
+    if (bands) {
+      if (absl::Status s = analysis::RunBands(*file, band_spec, req, &*r); !s.ok()) return Fail(s);
+    }
     reps.push_back(*std::move(r));
   }
   if (!is_gate) {

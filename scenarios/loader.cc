@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -259,11 +260,60 @@ const ParseInfoTree* NestedTree(const ParseInfoTree* tree,
   return tree == nullptr ? nullptr : tree->GetTreeForNested(f, index);
 }
 
+// A range bound as a number: seconds for a duration ("8us"), else the
+// number itself ("2.3e9"); `duration` says which it was.
+std::optional<double> RangeBound(const std::string& text, bool* duration) {
+  if (absl::StatusOr<sim::Time> t = ParseDuration(text); t.ok()) {
+    *duration = true;
+    return t->ToSeconds();
+  }
+  double v = 0;
+  if (absl::SimpleAtod(text, &v) && std::isfinite(v)) {
+    *duration = false;
+    return v;
+  }
+  return std::nullopt;
+}
+
+// The rules of an Uncertainty (scenario.proto) that bounds options cannot
+// say: one spread, a reason, and a range's bounds in order.
+void CheckUncertainty(const Uncertainty& u, const std::string& path, const Loc& here, Diagnostics* d) {
+  if (u.spread_case() == Uncertainty::SPREAD_NOT_SET) {
+    d->Add(here, path, "give one of relative_pct, factor or range");
+  }
+  if (u.reason().empty()) d->Add(here, path + ".reason", "an uncertainty needs its reason (what brackets the value)");
+  if (!u.has_range()) return;
+  bool lo_duration = false;
+  bool hi_duration = false;
+  const std::optional<double> lo = RangeBound(u.range().lo(), &lo_duration);
+  const std::optional<double> hi = RangeBound(u.range().hi(), &hi_duration);
+  if (!lo) d->Add(here, path + ".range.lo", absl::StrCat("'", u.range().lo(), "' is neither a duration nor a number"));
+  if (!hi) d->Add(here, path + ".range.hi", absl::StrCat("'", u.range().hi(), "' is neither a duration nor a number"));
+  if (!lo || !hi) return;
+  if (lo_duration != hi_duration) {
+    d->Add(here, path + ".range", "lo and hi must both be durations or both numbers");
+  } else if (!(*lo < *hi)) {
+    d->Add(here, path + ".range", absl::StrCat("lo (", u.range().lo(), ") must be below hi (", u.range().hi(), ")"));
+  } else if (*lo < 0 || (u.range().log_scale() && *lo <= 0)) {
+    d->Add(here, path + ".range.lo", u.range().log_scale() ? "must be above zero on a log scale" : "must not be negative");
+  }
+}
+
 // Checks every set field of `m` (at `path`, written at `here`) and of its
 // sub-messages against the field's unit and bounds options.
 void CheckValues(const Message& m, const ParseInfoTree* tree,
                  const std::string& path, const Loc& here, Diagnostics* d) {
   const Reflection* r = m.GetReflection();
+  if (const auto* u = google::protobuf::DynamicCastToGenerated<Uncertainty>(&m)) {
+    CheckUncertainty(*u, path, here, d);
+  }
+  if (const auto* s = google::protobuf::DynamicCastToGenerated<Source>(&m);
+      s != nullptr && s->has_uncertainty() && (s->kind() == Source::FITTED || s->kind() == Source::DEFINED)) {
+    const FieldDescriptor* uf = Source::descriptor()->FindFieldByNumber(Source::kUncertaintyFieldNumber);
+    d->Add(LocationIn(tree, uf, -1, here), JoinPath(path, "uncertainty", -1),
+           s->kind() == Source::FITTED ? "a FITTED value is refitted at every point of a band, not drawn: remove its uncertainty"
+                                       : "a DEFINED value is a parameter of the experiment, exact: remove its uncertainty");
+  }
   std::vector<const FieldDescriptor*> fields;
   r->ListFields(m, &fields);
   for (const FieldDescriptor* f : fields) {

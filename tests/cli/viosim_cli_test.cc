@@ -1001,4 +1001,58 @@ TEST(CliTest, ExplainRefusesABadStepOrMetric) {
   EXPECT_THAT(r.err, HasSubstr("has no workload"));
 }
 
+// Lockbench with its hold time uncertain, for `reproduce --bands`, with a
+// short run.
+std::string Banded() {
+  std::string text = ReadAll("tests/analysis/testdata/hold_band.textproto");
+  const std::string run = "duration: \"200ms\"";
+  text.replace(text.find(run), run.size(), "duration: \"20ms\"");
+  return text;
+}
+
+TEST(CliTest, ReproduceBandsAreTheSameWhateverTheJobs) {
+  const std::string path = WriteTmp("banded.textproto", Banded());
+  const Result one = Viosim(absl::StrCat("reproduce ", path, " --bands 6 --band-seed 3 --jobs 1 --format json"));
+  const Result two = Viosim(absl::StrCat("reproduce ", path, " --bands 6 --band-seed 3 --jobs 2 --format json"));
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_THAT(one.out, HasSubstr("\"band\": {"));
+  EXPECT_THAT(one.out, HasSubstr("\"field\": \"workload.lockbench.hold.exponential.mean\""));
+  const Result text = Viosim(absl::StrCat("reproduce ", path, " --bands 6"));
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("prediction bands"));
+  // Without --bands nothing of it shows.
+  EXPECT_THAT(Viosim(absl::StrCat("reproduce ", path)).out, Not(HasSubstr("prediction band")));
+}
+
+TEST(CliTest, BadBandSpecsExitTwo) {
+  const std::string path = WriteTmp("banded2.textproto", Banded());
+  for (const char* flags : {"--bands 1", "--bands -3", "--bands x", "--band-seed 4", "--bands 4 --band-passes 0",
+                            "--bands 4 --band-passes 9"}) {
+    const Result r = Viosim(absl::StrCat("reproduce ", path, " ", flags));
+    EXPECT_EQ(r.code, 2) << flags;
+    EXPECT_THAT(r.err, HasSubstr("band")) << flags;
+    EXPECT_EQ(r.out, "") << flags;
+  }
+  // An uncertainty without its reason, and a range in the wrong order:
+  // FILE:LINE:COL and the field.
+  std::string bad = Banded();
+  const std::string own = "uncertainty { range { lo: \"1us\" hi: \"3us\" } reason: \"test\" }";
+  bad.replace(bad.find(own), own.size(), "uncertainty { range { lo: \"3us\" hi: \"1us\" } }");
+  const Result r = Viosim(absl::StrCat("reproduce ", WriteTmp("banded3.textproto", bad), " --bands 4"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("banded3.textproto:16:"));
+  EXPECT_THAT(r.err, HasSubstr("workload.lockbench.hold.source.uncertainty.reason"));
+  EXPECT_THAT(r.err, HasSubstr("lo (3us) must be below hi (1us)"));
+  // An uncertainty on a DEFINED value.
+  std::string defined = Banded();
+  const std::string think = "source { kind: DEFINED ref: \"t\" } }\n    hold";
+  defined.replace(defined.find(think), think.size(),
+                  "source { kind: DEFINED ref: \"t\" uncertainty { factor: 2 reason: \"x\" } } }\n    hold");
+  const Result d = Viosim(absl::StrCat("reproduce ", WriteTmp("banded4.textproto", defined)));
+  EXPECT_EQ(d.code, 2);
+  EXPECT_THAT(d.err, HasSubstr("banded4.textproto:13:"));
+  EXPECT_THAT(d.err, HasSubstr("a DEFINED value is a parameter of the experiment"));
+}
+
 }  // namespace

@@ -1,0 +1,430 @@
+#include "analysis/bands.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+#include "scenarios/units.h"
+#include "sim/distribution.h"
+#include "sim/rng.h"
+
+namespace analysis {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+viosim::Uncertainty Make(double relative_pct, double factor, const char* reason) {
+  viosim::Uncertainty u;
+  if (factor > 0) {
+    u.set_factor(factor);
+  } else {
+    u.set_relative_pct(relative_pct);
+  }
+  u.set_reason(reason);
+  return u;
+}
+
+// The Source at `path` ("a.b[2].source") in `s`; null when absent.
+const viosim::Source* SourceAt(const viosim::Scenario& s, const std::string& path) {
+  const Message* m = &s;
+  for (absl::string_view step : absl::StrSplit(path, '.')) {
+    int index = -1;
+    std::string name(step);
+    if (const size_t open = name.find('['); open != std::string::npos) {
+      if (!absl::SimpleAtoi(name.substr(open + 1, name.size() - open - 2), &index)) return nullptr;
+      name = name.substr(0, open);
+    }
+    const FieldDescriptor* fd = m->GetDescriptor()->FindFieldByName(name);
+    if (fd == nullptr || fd->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return nullptr;
+    if (fd->is_repeated()) {
+      if (index < 0 || index >= m->GetReflection()->FieldSize(*m, fd)) return nullptr;
+      m = &m->GetReflection()->GetRepeatedMessage(*m, fd, index);
+    } else {
+      m = &m->GetReflection()->GetMessage(*m, fd);
+    }
+  }
+  return google::protobuf::DynamicCastToGenerated<viosim::Source>(m);
+}
+
+// The field's value as a number: seconds for a duration.
+double NumberOf(const CostField& f) {
+  return f.value == CostField::Value::kDuration ? f.duration.ToSeconds() : f.number;
+}
+
+// `text` as the field reads it, in NumberOf's units.
+absl::StatusOr<double> BoundOf(const CostField& f, const std::string& text) {
+  if (f.value == CostField::Value::kDuration) {
+    absl::StatusOr<sim::Time> t = viosim::ParseDuration(text);
+    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a duration, as ", f.path, " is"));
+    return t->ToSeconds();
+  }
+  double v = 0;
+  if (!absl::SimpleAtod(text, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a number, as ", f.path, " is"));
+  }
+  return v;
+}
+
+// The multiples of the value an uncertainty spans.
+absl::Status Span(const viosim::Uncertainty& u, const CostField& f, UncertainField* out) {
+  switch (u.spread_case()) {
+    case viosim::Uncertainty::kRelativePct:
+      out->lo_factor = 1 - u.relative_pct() / 100;
+      out->hi_factor = 1 + u.relative_pct() / 100;
+      out->log_scale = false;
+      return absl::OkStatus();
+    case viosim::Uncertainty::kFactor:
+      out->lo_factor = 1 / u.factor();
+      out->hi_factor = u.factor();
+      out->log_scale = true;
+      return absl::OkStatus();
+    case viosim::Uncertainty::kRange: {
+      absl::StatusOr<double> lo = BoundOf(f, u.range().lo());
+      absl::StatusOr<double> hi = BoundOf(f, u.range().hi());
+      if (!lo.ok()) return lo.status();
+      if (!hi.ok()) return hi.status();
+      const double v = NumberOf(f);
+      if (!(*lo <= v && v <= *hi)) {
+        return absl::InvalidArgumentError(absl::StrCat("the range ", u.range().lo(), "..", u.range().hi(),
+                                                       " does not hold the value of ", f.path));
+      }
+      out->lo_factor = *lo / v;
+      out->hi_factor = *hi / v;
+      out->log_scale = u.range().log_scale();
+      return absl::OkStatus();
+    }
+    default:
+      return absl::InvalidArgumentError("no spread given");
+  }
+}
+
+// Point i's multiple of a field, for every i: one stratum of probability
+// each, in an order of the field's own.
+std::vector<double> LatinColumn(const UncertainField& f, int k, uint64_t seed) {
+  sim::Rng rng = sim::Rng::ForStream(seed, absl::StrCat("band/", f.field.path));
+  std::vector<int> stratum(static_cast<size_t>(k));
+  std::iota(stratum.begin(), stratum.end(), 0);
+  for (size_t i = stratum.size() - 1; i > 0; --i) std::swap(stratum[i], stratum[rng.Below(i + 1)]);
+  std::vector<double> column;
+  column.reserve(stratum.size());
+  for (int s : stratum) {
+    const double u = (s + rng.Uniform01()) / k;
+    if (f.log_scale) {
+      const double lo = sim::internal::Log(f.lo_factor);
+      column.push_back(sim::internal::Exp(lo + u * (sim::internal::Log(f.hi_factor) - lo)));
+    } else {
+      column.push_back(f.lo_factor + u * (f.hi_factor - f.lo_factor));
+    }
+  }
+  return column;
+}
+
+// Replaces the assignment of `field` in `assignments`, or appends it.
+void Assign(std::vector<std::string>* assignments, const std::string& field, const std::string& value) {
+  const std::string prefix = field + "=";
+  for (std::string& a : *assignments) {
+    if (a.rfind(prefix, 0) == 0) {
+      a = prefix + value;
+      return;
+    }
+  }
+  assignments->push_back(prefix + value);
+}
+
+std::vector<double> Ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (size_t t = i; t <= j; ++t) rank[order[t]] = (static_cast<double>(i + j) / 2) + 1;
+    i = j + 1;
+  }
+  return rank;
+}
+
+}  // namespace
+
+std::optional<viosim::Uncertainty> BuiltInUncertainty(viosim::Source::Kind kind) {
+  switch (kind) {
+    case viosim::Source::MEASURED:
+      return Make(5, 0, "built-in default for a measured value: +-5%");
+    case viosim::Source::DERIVED:
+      return Make(20, 0, "built-in default for a derived value: +-20%");
+    case viosim::Source::ESTIMATED:
+      return Make(0, 2, "built-in default for an estimated value: times or divided by 2");
+    default:
+      return std::nullopt;
+  }
+}
+
+double NearestRank(const std::vector<double>& sorted, double p) {
+  const double n = static_cast<double>(sorted.size());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100 * n - 1e-9));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+double RankCorrelation(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return 0;
+  const std::vector<double> rx = Ranks(x);
+  const std::vector<double> ry = Ranks(y);
+  const double mean = (static_cast<double>(x.size()) + 1) / 2;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  if (sxx == 0 || syy == 0) return 0;
+  return sxy / std::sqrt(sxx * syy);
+}
+
+absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request) {
+  if (spec.k < 2 || spec.k > 100000) {
+    return absl::InvalidArgumentError(absl::StrCat("--bands ", spec.k, ": give between 2 and 100000 points"));
+  }
+  if (spec.passes < 1 || spec.passes > 5) {
+    return absl::InvalidArgumentError(absl::StrCat("--band-passes ", spec.passes, ": give 1 to 5 rounds of refits"));
+  }
+  absl::StatusOr<viosim::Scenario> base = viosim::ResolveVariant(file, viosim::kBaseVariant, request.overrides);
+  if (!base.ok()) return base.status();
+  BandPlan plan;
+  plan.scenario = file.scenario.name();
+  plan.spec = spec;
+  const std::vector<CostField> fields = CostFields(*base);
+  std::map<std::string, int> covered;  // fields per Source
+  for (const CostField& f : fields) ++covered[f.source_path];
+  const viosim::UncertaintyDefaults& defaults = base->uncertainty_defaults();
+  std::set<std::string> fitted;
+  std::set<std::string> sources_fitted;
+  for (const CostField& f : fields) {
+    const viosim::Source* source = SourceAt(*base, f.source_path);
+    if (source == nullptr) return absl::InternalError(absl::StrCat("no Source at ", f.source_path));
+    if (f.kind == viosim::Source::FITTED) {
+      if (!sources_fitted.insert(f.source_path).second) continue;
+      for (const viosim::Source::Fit& fit : source->fit()) {
+        BandFit b;
+        b.spec.field = fit.field().empty() ? f.path : fit.field();
+        if (!fitted.insert(b.spec.field).second) continue;  // fitted to its first cell only
+        b.spec.flag = absl::StrCat(f.source_path, ".fit");
+        b.spec.tolerance_pct = spec.refit_tolerance_pct;
+        b.spec.max_iter = spec.max_iter;
+        b.cell = fit.cell();
+        if (absl::Status s = ParseCellAndRange(fit.cell(), fit.range(), &b.spec); !s.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(file.path, ": field '", f.source_path, "': ", s.message()));
+        }
+        plan.fits.push_back(std::move(b));
+      }
+      continue;
+    }
+    UncertainField u;
+    u.field = f;
+    if (source->has_uncertainty()) {
+      u.uncertainty = source->uncertainty();
+      u.origin = "own";
+    } else {
+      const viosim::Uncertainty* d = nullptr;
+      if (f.kind == viosim::Source::MEASURED && defaults.has_measured()) d = &defaults.measured();
+      if (f.kind == viosim::Source::DERIVED && defaults.has_derived()) d = &defaults.derived();
+      if (f.kind == viosim::Source::ESTIMATED && defaults.has_estimated()) d = &defaults.estimated();
+      if (d != nullptr) {
+        u.uncertainty = *d;
+        u.origin = "file default";
+      } else if (std::optional<viosim::Uncertainty> b = BuiltInUncertainty(f.kind)) {
+        u.uncertainty = *b;
+        u.origin = "built-in default";
+      } else {
+        continue;  // DEFINED: exact
+      }
+    }
+    const std::string where = absl::StrCat(file.path, ": field '", f.source_path, ".uncertainty': ");
+    if (u.uncertainty.has_range() && covered[f.source_path] > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "an explicit range needs a Source of one field; this one covers ",
+                                                     covered[f.source_path]));
+    }
+    if (NumberOf(f) <= 0) continue;  // a cost that vanishes stays zero
+    if (absl::Status s = Span(u.uncertainty, f, &u); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, s.message()));
+    }
+    plan.fields.push_back(std::move(u));
+  }
+  for (const BandFit& b : plan.fits) {
+    for (const UncertainField& u : plan.fields) {
+      if (u.field.path == b.spec.field) {
+        return absl::InvalidArgumentError(absl::StrCat(file.path, ": ", b.spec.field, " is fitted and drawn at once"));
+      }
+    }
+  }
+  std::set<std::string> wanted;
+  for (int i = 0; i < file.scenario.published_size(); ++i) {
+    if (file.scenario.published(i).role() != viosim::Published::PREDICTION) continue;
+    plan.cells.push_back(i);
+    plan.cell_keys.emplace_back(file.scenario.published(i).variant(), file.scenario.published(i).metric());
+    wanted.insert(file.scenario.published(i).variant());
+  }
+  for (const std::string& v : viosim::VariantNames(file)) {
+    if (wanted.count(v) > 0) plan.variants.push_back(v);
+  }
+  std::vector<std::vector<double>> columns;
+  for (const UncertainField& u : plan.fields) columns.push_back(LatinColumn(u, spec.k, spec.seed));
+  plan.factors.assign(static_cast<size_t>(spec.k), std::vector<double>(plan.fields.size()));
+  for (size_t d = 0; d < columns.size(); ++d) {
+    for (size_t i = 0; i < columns[d].size(); ++i) plan.factors[i][d] = columns[d][i];
+  }
+  // Every point's drawn values must be values the scenario accepts: bad
+  // input shows now, before anything runs.
+  for (size_t i = 0; i < plan.factors.size() && !plan.cells.empty(); ++i) {
+    std::vector<std::string> assignments = request.overrides;
+    for (size_t d = 0; d < plan.fields.size(); ++d) {
+      absl::StatusOr<std::string> a = ScaledAssignment(plan.fields[d].field, plan.factors[i][d]);
+      if (!a.ok()) return a.status();
+      assignments.push_back(*a);
+    }
+    for (const std::string& v : plan.variants) {
+      absl::StatusOr<viosim::Scenario> r = viosim::ResolveVariant(file, v, assignments);
+      if (!r.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("band point ", i, " (the uncertainties allow a value the scenario refuses): ",
+                                                       r.status().message()));
+      }
+    }
+  }
+  return plan;
+}
+
+absl::StatusOr<BandPoint> RunBandPoint(const viosim::ScenarioFile& file, const BandPlan& plan, size_t i,
+                                       const RunRequest& request) {
+  BandPoint point;
+  RunRequest at = request;
+  at.jobs = 1;
+  for (size_t d = 0; d < plan.fields.size(); ++d) {
+    absl::StatusOr<std::string> a = ScaledAssignment(plan.fields[d].field, plan.factors[i][d]);
+    if (!a.ok()) return a.status();
+    at.overrides.push_back(*a);
+    point.assignments.push_back(*a);
+  }
+  // A fit that fails before the last round keeps its value and is tried
+  // again after the others; only a failure in the last round fails the point.
+  for (int pass = 1; pass <= plan.spec.passes; ++pass) {
+    const bool last = pass == plan.spec.passes;
+    for (const BandFit& fit : plan.fits) {
+      absl::StatusOr<Calibration> c = Calibrate(file, fit.spec, at);
+      std::string failure;
+      if (!c.ok()) {
+        failure = std::string(c.status().message());
+      } else if (const Bisection& s = c->search;
+                 s.outcome == BisectionOutcome::kFitted ||
+                 (s.outcome == BisectionOutcome::kNotConverged && s.at_resolution)) {
+        Assign(&at.overrides, fit.spec.field, c->values[static_cast<size_t>(s.best)]);
+        continue;
+      } else {
+        failure = s.outcome == BisectionOutcome::kNotBracketed ? "its range does not bracket the cell" : "no convergence";
+      }
+      if (!last) continue;
+      point.failure = absl::StrCat(fit.spec.field, " to ", fit.cell, ": ", failure);
+      point.failed_round = pass;
+      point.values.assign(plan.cells.size(), std::nullopt);
+      point.ci95.assign(plan.cells.size(), std::nullopt);
+      return point;
+    }
+  }
+  for (size_t a = request.overrides.size() + plan.fields.size(); a < at.overrides.size(); ++a) {
+    point.assignments.push_back(at.overrides[a]);
+  }
+  absl::StatusOr<std::vector<viosim::VariantResult>> results = RunVariants(file, plan.variants, at);
+  if (!results.ok()) return results.status();
+  point.refitted = true;
+  for (int c : plan.cells) {
+    const viosim::Published& p = file.scenario.published(c);
+    std::optional<double> value;
+    std::optional<double> ci95;
+    for (const viosim::VariantResult& r : *results) {
+      if (!viosim::SameVariant(r.variant, p.variant())) continue;
+      for (const sim::MetricEstimate& e : r.metrics) {
+        if (e.name == p.metric() && e.measured) {
+          value = e.value;
+          ci95 = e.ci95;
+        }
+      }
+    }
+    point.values.push_back(value);
+    point.ci95.push_back(ci95);
+  }
+  return point;
+}
+
+void AttachBands(const BandPlan& plan, const std::vector<BandPoint>& points, std::vector<Cell>* cells) {
+  int failed = 0;
+  std::map<std::string, int> why;
+  for (const BandPoint& p : points) {
+    if (p.refitted) continue;
+    ++failed;
+    ++why[p.failure];
+  }
+  for (size_t j = 0; j < plan.cell_keys.size(); ++j) {
+    CellBand band;
+    band.k = static_cast<int>(points.size());
+    band.refit_failed = failed;
+    for (const auto& [reason, n] : why) band.failures.push_back({reason, n});
+    std::vector<double> values;
+    std::vector<std::vector<double>> drawn(plan.fields.size());
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (!points[i].refitted || !points[i].values[j]) continue;
+      values.push_back(*points[i].values[j]);
+      for (size_t d = 0; d < plan.fields.size(); ++d) drawn[d].push_back(plan.factors[i][d]);
+    }
+    band.points = static_cast<int>(values.size());
+    for (size_t d = 0; d < plan.fields.size(); ++d) {
+      band.drivers.push_back({plan.fields[d].field.path, RankCorrelation(drawn[d], values)});
+    }
+    std::stable_sort(band.drivers.begin(), band.drivers.end(), [](const BandDriver& a, const BandDriver& b) {
+      return std::fabs(a.rank_corr) > std::fabs(b.rank_corr);
+    });
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    for (Cell& c : *cells) {
+      if (c.variant != plan.cell_keys[j].first || c.metric != plan.cell_keys[j].second) continue;
+      if (!sorted.empty()) {
+        band.p5 = NearestRank(sorted, 5);
+        band.p50 = NearestRank(sorted, 50);
+        band.p95 = NearestRank(sorted, 95);
+        band.inside = band.p5 <= c.published && c.published <= band.p95;
+      }
+      c.band = band;
+    }
+  }
+}
+
+absl::Status RunBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request,
+                      Reproduction* rep, BandPlan* plan_out, std::vector<BandPoint>* points_out) {
+  absl::StatusOr<BandPlan> plan = PlanBands(file, spec, request);
+  if (!plan.ok()) return plan.status();
+  std::vector<absl::StatusOr<BandPoint>> done(static_cast<size_t>(spec.k), absl::UnknownError("not run"));
+  if (!plan->cells.empty()) {
+    ParallelFor(done.size(), request.jobs, [&](size_t i) { done[i] = RunBandPoint(file, *plan, i, request); });
+  }
+  std::vector<BandPoint> points;
+  for (absl::StatusOr<BandPoint>& p : done) {
+    if (plan->cells.empty()) break;
+    if (!p.ok()) return p.status();
+    points.push_back(*std::move(p));
+  }
+  if (!plan->cells.empty()) AttachBands(*plan, points, &rep->cells);
+  if (plan_out != nullptr) *plan_out = *std::move(plan);
+  if (points_out != nullptr) *points_out = std::move(points);
+  return absl::OkStatus();
+}
+
+}  // namespace analysis

@@ -1,0 +1,183 @@
+// Prediction bands (analysis/bands.h): the exactness check against mean
+// value analysis, determinism whatever the threads, the Latin hypercube's
+// strata, and the refit at every point.
+#include "analysis/bands.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/format.h"
+#include "analysis/mva.h"
+#include "gtest/gtest.h"
+#include "scenarios/loader.h"
+
+namespace analysis {
+namespace {
+
+constexpr char kHoldOnly[] = "tests/analysis/testdata/hold_band.textproto";
+
+// The same with think FITTED to a typed-in CALIBRATION cell at N2 and the
+// hold drawn times or divided by 1.5: every point refits think before N4
+// runs.
+std::string ReadHoldOnly() {
+  absl::StatusOr<viosim::ScenarioFile> f = viosim::LoadScenarioFile(kHoldOnly);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return f.ok() ? f->text : "";
+}
+
+std::string WithFit() {
+  std::string text = ReadHoldOnly();
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"source { kind: DEFINED ref: \"t\" } }\n    hold",
+            "source { kind: FITTED ref: \"t\" fit { field: \"workload.lockbench.think.exponential.mean\" "
+            "cell: \"N2/lock_acquisitions_per_s\" range: \"2us,40us\" } } }\n    hold"},
+           {"range { lo: \"1us\" hi: \"3us\" }", "factor: 1.5"},
+           {"duration: \"200ms\"", "duration: \"50ms\""}}) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
+  return absl::StrCat(text, R"(variant { name: "N2" overlay { workload { lockbench { threads: 2 } } } }
+published { variant: "N2" metric: "lock_acquisitions_per_s" value: 166000 role: CALIBRATION tolerance_pct: 1 }
+)");
+}
+
+std::vector<double> ValuesOf(const std::vector<BandPoint>& points) {
+  std::vector<double> v;
+  for (const BandPoint& p : points) v.push_back(*p.values[0]);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+viosim::ScenarioFile Load(const std::string& text) {
+  absl::StatusOr<viosim::ScenarioFile> f = viosim::ParseScenarioText("band_test.textproto", text);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return *f;
+}
+
+Reproduction RunWithBands(const viosim::ScenarioFile& file, const BandSpec& spec, int jobs, BandPlan* plan,
+                 std::vector<BandPoint>* points) {
+  RunRequest request;
+  request.jobs = jobs;
+  absl::StatusOr<Reproduction> rep = Reproduce(file, request);
+  EXPECT_TRUE(rep.ok()) << rep.status();
+  absl::Status s = RunBands(file, spec, request, &*rep, plan, points);
+  EXPECT_TRUE(s.ok()) << s;
+  return *rep;
+}
+
+TEST(BandsTest, HoldOnlyBandEndpointsAreTheMvaThroughputAtTheHoldQuantiles) {
+  const viosim::ScenarioFile file = Load(ReadHoldOnly());
+  BandSpec spec;
+  spec.k = 16;
+  BandPlan plan;
+  std::vector<BandPoint> points;
+  const Reproduction rep = RunWithBands(file, spec, 2, &plan, &points);
+  ASSERT_EQ(plan.fields.size(), 1u);
+  ASSERT_EQ(points.size(), 16u);
+  const Cell* cell = nullptr;
+  for (const Cell& c : rep.cells) {
+    if (c.band) cell = &c;
+  }
+  ASSERT_NE(cell, nullptr);
+  EXPECT_EQ(cell->band->points, 16);
+  EXPECT_EQ(cell->band->refit_failed, 0);
+
+  std::vector<double> holds;  // microseconds
+  for (const auto& f : plan.factors) holds.push_back(2 * f[0]);
+  std::vector<double> sorted = holds;
+  std::sort(sorted.begin(), sorted.end());
+  // One point per stratum of the hold's range.
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    EXPECT_GE(sorted[i], 1 + 2.0 * i / 16) << i;
+    EXPECT_LE(sorted[i], 1 + 2.0 * (i + 1) / 16) << i;
+  }
+  // Throughput falls as the hold grows: the cell's r-th smallest value is
+  // the MVA throughput at the hold's r-th largest, within the runs'
+  // intervals (r = ceil(p n / 100), the nearest rank).
+  for (const double p_cell : {5.0, 50.0, 95.0}) {
+    const size_t r = static_cast<size_t>(std::ceil(p_cell / 100 * 16));
+    const double hold = sorted[16 - r];
+    const size_t at = static_cast<size_t>(std::find(holds.begin(), holds.end(), hold) - holds.begin());
+    ASSERT_LT(at, points.size());
+    ASSERT_TRUE(points[at].ci95[0].has_value());
+    const double mva = MachineRepairman(4, 10e-6, hold * 1e-6).throughput;
+    const double band = p_cell == 5 ? cell->band->p5 : p_cell == 95 ? cell->band->p95 : cell->band->p50;
+    EXPECT_EQ(band, NearestRank(ValuesOf(points), p_cell));
+    double ci = *points[at].ci95[0];
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (*points[i].values[0] == band && points[i].ci95[0]) ci = std::max(ci, *points[i].ci95[0]);
+    }
+    SCOPED_TRACE(absl::StrCat("p", p_cell, ": band ", band, ", MVA ", mva, " at hold ", hold, "us, ci95 ", ci));
+    EXPECT_LE(std::fabs(band - mva), 1.5 * ci);
+  }
+  // The published value is MVA at the file's hold, 2us, the middle of the
+  // range: inside the band.
+  EXPECT_TRUE(cell->band->inside);
+  ASSERT_FALSE(cell->band->drivers.empty());
+  EXPECT_LT(cell->band->drivers[0].rank_corr, -0.9);
+}
+
+TEST(BandsTest, TheSameWhateverTheJobsAndRefitsEveryPoint) {
+  const viosim::ScenarioFile file = Load(WithFit());
+  BandSpec spec;
+  spec.k = 6;
+  spec.passes = 1;
+  BandPlan plan;
+  std::vector<BandPoint> one, two;
+  const Reproduction a = RunWithBands(file, spec, 1, &plan, &one);
+  const Reproduction b = RunWithBands(file, spec, 2, nullptr, &two);
+  ASSERT_EQ(plan.fits.size(), 1u);
+  EXPECT_EQ(plan.fits[0].spec.field, "workload.lockbench.think.exponential.mean");
+  EXPECT_EQ(FormatCells({a}, Format::kJson), FormatCells({b}, Format::kJson));
+  EXPECT_EQ(FormatCells({a}, Format::kText), FormatCells({b}, Format::kText));
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].assignments, two[i].assignments);
+    ASSERT_TRUE(one[i].refitted) << one[i].failure;
+    // The last assignment is the refitted think time.
+    EXPECT_EQ(one[i].assignments.back().rfind("workload.lockbench.think.exponential.mean=", 0), 0u);
+  }
+  // A longer hold needs a longer think to keep N2 at its cell: the refit
+  // follows the draw.
+  EXPECT_NE(one[0].assignments.back(), one[1].assignments.back());
+  // Another seed draws other points.
+  spec.seed = 2;
+  absl::StatusOr<BandPlan> other = PlanBands(file, spec, RunRequest{});
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->factors, plan.factors);
+}
+
+TEST(BandsTest, BadSpecsAndRangesAreRefused) {
+  const viosim::ScenarioFile file = Load(ReadHoldOnly());
+  BandSpec spec;
+  spec.k = 1;
+  EXPECT_FALSE(PlanBands(file, spec, RunRequest{}).ok());
+  spec.k = 8;
+  spec.passes = 0;
+  EXPECT_FALSE(PlanBands(file, spec, RunRequest{}).ok());
+  spec.passes = 2;
+  // A range that does not hold the value the file carries.
+  RunRequest moved;
+  moved.overrides = {"workload.lockbench.hold.exponential.mean=5us"};
+  absl::StatusOr<BandPlan> p = PlanBands(file, spec, moved);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("workload.lockbench.hold.source.uncertainty"), std::string::npos)
+      << p.status();
+}
+
+TEST(BandsTest, NearestRankAndRankCorrelation) {
+  const std::vector<double> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+  EXPECT_EQ(NearestRank(v, 5), 1);
+  EXPECT_EQ(NearestRank(v, 50), 10);
+  EXPECT_EQ(NearestRank(v, 95), 19);
+  EXPECT_DOUBLE_EQ(RankCorrelation({1, 2, 3, 4}, {10, 20, 30, 45}), 1);
+  EXPECT_DOUBLE_EQ(RankCorrelation({1, 2, 3, 4}, {4, 3, 2, 1}), -1);
+  EXPECT_DOUBLE_EQ(RankCorrelation({1, 1, 1, 1}, {4, 3, 2, 1}), 0);
+}
+
+}  // namespace
+}  // namespace analysis
