@@ -6,7 +6,7 @@ namespace sim {
 
 void EventQueue::Clear() {
   if (wheel_) DropWheel();
-  size_ = heap_n_ = 0;
+  heap_n_ = outside_ = 0;
 }
 
 void EventQueue::DropWheel() {
@@ -15,6 +15,7 @@ void EventQueue::DropWheel() {
   nodes_.clear();
   free_ = -1;
   far_.clear();
+  outside_ = 0;
   wheel_ = false;
   heap_limit_ = kToWheel;
 }
@@ -69,8 +70,10 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
     }
     nodes_[n].next = heads_[slot];
     heads_[slot] = n;
+    ++outside_;
     bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
   } else {
+    ++outside_;
     far_.push_back(e);
     SiftUp(far_.data(), far_.size() - 1, e);
   }
@@ -79,13 +82,11 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
 void EventQueue::PushSlow(Entry e, int64_t now) {
   if (wheel_) {
     PushWheel(e);
-    ++size_;
     return;
   }
   if (heap_n_ == capacity_) Grow();
   PushHeap(e);
-  ++size_;
-  if (size_ > kToWheel) ToWheel(now);
+  if (heap_n_ > kToWheel) ToWheel(now);
 }
 
 int EventQueue::NextSlot() const {
@@ -111,6 +112,7 @@ void EventQueue::Advance() {
     // Everything left is beyond the wheel's reach: the buckets were too
     // narrow for the entries now pending. Set the wheel up again from them.
     for (const Entry& e : far_) PushNear(e);
+    outside_ -= far_.size();
     far_.clear();
     ToWheel(heap_[0].t);
     return;
@@ -122,6 +124,7 @@ void EventQueue::Advance() {
     int32_t n = heads_[slot];
     while (n >= 0) {
       PushNear(nodes_[n].e);
+      --outside_;
       const int32_t following = nodes_[n].next;
       nodes_[n].next = free_;
       free_ = n;
@@ -133,17 +136,20 @@ void EventQueue::Advance() {
   cur_ = next;
   while (!far_.empty() && BucketOf(far_[0]) <= cur_) {
     PushNear(far_[0]);
+    --outside_;
     PopFrom(far_.data(), far_.size());
     far_.pop_back();
   }
 }
 
 bool EventQueue::PopWheel(int64_t limit, Entry* out) {
-  if (size_ == 0) return false;
-  if (heap_n_ == 0) Advance();
+  if (heap_n_ == 0) {
+    if (outside_ == 0) return false;
+    Advance();
+  }
   if (heap_[0].t > limit) return false;
   *out = PopTop();
-  if (size_ < kToHeap) ToHeap();
+  if (size() < kToHeap) ToHeap();
   return true;
 }
 

@@ -59,8 +59,8 @@ class EventQueue {
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
-  bool empty() const { return size_ == 0; }
-  std::size_t size() const { return size_; }
+  bool empty() const { return heap_n_ == 0 && outside_ == 0; }
+  std::size_t size() const { return heap_n_ + outside_; }
   // Drops every pending entry (a stalled run's end); the queue is as new.
   void Clear();
 
@@ -70,9 +70,8 @@ class EventQueue {
   [[gnu::always_inline]] void Push(Entry e, int64_t now) {
     // The heap with room below the threshold (capacity is always above it):
     // inline. The rest out of line, to keep callers small.
-    if (size_ < heap_limit_) [[likely]] {
+    if (heap_n_ < heap_limit_) [[likely]] {
       PushHeap(e);
-      ++size_;
       return;
     }
     PushSlow(e, now);
@@ -82,20 +81,20 @@ class EventQueue {
   // `limit`; returns whether it did.
   bool PopDue(int64_t limit, Entry* out) {
     if (wheel_) return PopWheel(limit, out);
-    if (size_ == 0 || heap_[0].t > limit) return false;
+    if (heap_n_ == 0 || heap_[0].t > limit) return false;
     *out = PopTop();
     return true;
   }
 
   // The event loop's own path, split by layout so that the heap's entry
-  // stays in registers: while !wheel(), Top() and PopTop() (REQUIRES:
-  // !empty()); else PopWheel().
+  // stays in registers: while !wheel(), heap_empty(), Top() and PopTop()
+  // (REQUIRES: !heap_empty()); else PopWheel().
   bool wheel() const { return wheel_; }
+  bool heap_empty() const { return heap_n_ == 0; }
   const Entry& Top() const { return heap_[0]; }
   Entry PopTop() {
     const Entry top = heap_[0];
     PopHeap();
-    --size_;
     return top;
   }
   [[gnu::noinline]] bool PopWheel(int64_t limit, Entry* out);
@@ -123,7 +122,7 @@ class EventQueue {
   // Removes h[0] from the heap h[0, n) (n >= 1).
   static void PopFrom(Entry* h, std::size_t n);
   // REQUIRES: heap_n_ < capacity_ (always so below kToWheel).
-  void PushHeap(Entry e) { SiftUp(heap_.data(), heap_n_++, e); }
+  [[gnu::always_inline]] void PushHeap(Entry e) { SiftUp(heap_.data(), heap_n_++, e); }
   void PopHeap() { PopFrom(heap_.data(), heap_n_--); }
   void Grow();
 
@@ -144,7 +143,7 @@ class EventQueue {
   // kSlots - 1), or 0 if every bucket is empty.
   int NextSlot() const;
   // Makes the next bucket holding entries current and moves them into the
-  // heap. REQUIRES: heap_n_ == 0, size_ > 0.
+  // heap. REQUIRES: heap_n_ == 0, outside_ > 0.
   void Advance();
   // Sets the wheel up with the heap's entries, current bucket at `now`.
   void ToWheel(int64_t now);
@@ -156,8 +155,8 @@ class EventQueue {
   void ForEachOutside(F f);
 
   bool wheel_ = false;
-  std::size_t size_ = 0;    // pending, in all
-  std::size_t heap_n_ = 0;  // in heap_
+  std::size_t heap_n_ = 0;   // pending in heap_
+  std::size_t outside_ = 0;  // pending in the wheel's buckets and far heap
   // kToWheel while the heap alone is in use, 0 with the wheel: Push's one
   // test.
   std::size_t heap_limit_ = kToWheel;

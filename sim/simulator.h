@@ -166,7 +166,7 @@ inline void Simulator::RunUntil(Time until) {
   DrainReady();
   for (;;) {
     if (!queue_.wheel()) [[likely]] {
-      if (queue_.empty() || queue_.Top().t > limit) break;
+      if (queue_.heap_empty() || queue_.Top().t > limit) break;
       Fire(queue_.PopTop());
     } else {
       Entry e;
