@@ -21,8 +21,9 @@
 //   the wheel is set up, from the pending entries: the wheel reaches 8 to
 //   16 times their median distance ahead. When every bucket is empty and
 //   the far heap holds many entries, the wheel is set up again from them.
-//   The wheel relies on what an event
-//   loop guarantees: nothing is queued in a bucket before the current one.
+//   An entry due in the current bucket or an earlier one goes straight
+//   into the heap, so the wheel needs nothing of the event loop beyond the
+//   rule every layout needs: nothing is queued before an entry taken out.
 //
 // The order handed out is the heap's, (time, sequence), in both layouts: a
 // bucket's entries are all later than the current bucket's, and the heap
