@@ -9,16 +9,25 @@
 //
 // - Up to a few hundred: a 4-ary min-heap in one vector. Small heaps are
 //   shallow, and a removal there is a handful of compares.
-// - Beyond: a radix heap. It relies on what an event loop guarantees:
-//   nothing is queued before the last entry taken out (an event is
-//   scheduled at or after the time of the event that schedules it, with a
-//   larger sequence number). Entries sit in buckets by the highest bit in
-//   which their key differs from the last key taken out; queueing is a
-//   bucket append, and taking the earliest out scans the lowest non-empty
-//   bucket and spreads its other entries over lower buckets. An entry moves
-//   down a few times before it is taken out, never up, so the cost does not
-//   grow with the number pending, as a heap's removal does (a level per
-//   factor of four), but each step costs more than a heap's on few entries.
+// - Beyond: a timing wheel in front of the heap. Time is cut into buckets
+//   of 2^shift picoseconds; the heap holds only the entries of the current
+//   bucket and earlier ones, the next kSlots - 1 buckets are unsorted
+//   lists (a push is a link), and entries further out wait in a second
+//   heap. When the heap runs dry, the next non-empty bucket (found in a
+//   bitmap) or the far heap's earliest bucket, whichever comes first,
+//   becomes current and its entries go into the heap. So the heap stays a
+//   few entries deep, and far entries (a timer a millisecond away) cost
+//   nothing on every removal before theirs. The bucket width is chosen when
+//   the wheel is set up, from the pending entries: the wheel reaches 8 to
+//   16 times their median distance ahead. When every bucket is empty and
+//   the far heap holds many entries, the wheel is set up again from them.
+//   An entry due in the current bucket or an earlier one goes straight
+//   into the heap, so the wheel needs nothing of the event loop beyond the
+//   rule every layout needs: nothing is queued before an entry taken out.
+//
+// The order handed out is the heap's, (time, sequence), in both layouts: a
+// bucket's entries are all later than the current bucket's, and the heap
+// sorts each bucket it takes in.
 //
 // The queue moves its entries from one layout to the other when the count
 // crosses a threshold, with hysteresis so that a count hovering near it does
@@ -41,24 +50,20 @@ class EventQueue {
     uint64_t seq;  // insertion order
     void* h;       // what to resume
   };
-  // Pending counts at which the entries move to the radix heap, and back.
-  static constexpr std::size_t kToRadix = 512;
+  // Pending counts at which the entries move to the wheel, and back.
+  static constexpr std::size_t kToWheel = 512;
   static constexpr std::size_t kToHeap = 128;
+  // Buckets of the wheel (a power of two).
+  static constexpr int kSlots = 4096;
 
   EventQueue() { Grow(); }
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
-  bool empty() const { return size_ == 0; }
-  std::size_t size() const { return size_; }
+  bool empty() const { return heap_n_ == 0 && outside_ == 0; }
+  std::size_t size() const { return heap_n_ + outside_; }
   // Drops every pending entry (a stalled run's end); the queue is as new.
-  void Clear() {
-    for (int b = 0; b < kBuckets; ++b) buckets_[b].clear();
-    mask_[0] = mask_[1] = 0;
-    radix_ = false;
-    size_ = 0;
-    heap_limit_ = kToRadix;
-  }
+  void Clear();
 
   // Queues `e`. REQUIRES: e.t >= now, and `now` is at or after the time of
   // every entry taken out so far (the event loop's clock); e.seq is larger
@@ -66,7 +71,7 @@ class EventQueue {
   [[gnu::always_inline]] void Push(Entry e, int64_t now) {
     // The heap with room below the threshold (capacity is always above it):
     // inline. The rest out of line, to keep callers small.
-    if (size_ < heap_limit_) [[likely]] {
+    if (heap_n_ < heap_limit_) [[likely]] {
       PushHeap(e);
       return;
     }
@@ -76,23 +81,24 @@ class EventQueue {
   // Takes the earliest entry out into `*out` if it is due at or before
   // `limit`; returns whether it did.
   bool PopDue(int64_t limit, Entry* out) {
-    if (radix_) return PopRadix(limit, out);
-    if (size_ == 0 || heap_[0].t > limit) return false;
+    if (wheel_) return PopWheel(limit, out);
+    if (heap_n_ == 0 || heap_[0].t > limit) return false;
     *out = PopTop();
     return true;
   }
 
   // The event loop's own path, split by layout so that the heap's entry
-  // stays in registers: while !radix(), Top() and PopTop() (REQUIRES:
-  // !empty()); else PopRadix().
-  bool radix() const { return radix_; }
+  // stays in registers: while !wheel(), heap_empty(), Top() and PopTop()
+  // (REQUIRES: !heap_empty()); else PopWheel().
+  bool wheel() const { return wheel_; }
+  bool heap_empty() const { return heap_n_ == 0; }
   const Entry& Top() const { return heap_[0]; }
   Entry PopTop() {
     const Entry top = heap_[0];
     PopHeap();
     return top;
   }
-  [[gnu::noinline]] bool PopRadix(int64_t limit, Entry* out);
+  [[gnu::noinline]] bool PopWheel(int64_t limit, Entry* out);
 
   // The earliest entry's time. REQUIRES: !empty().
   int64_t MinTime() const;
@@ -111,54 +117,67 @@ class EventQueue {
   }
   static bool Before(const Entry& a, const Entry& b) { return Key(a) < Key(b); }
 
-  // ---- 4-ary heap: heap_[0, size_) ----
-  void PushHeap(Entry e);
-  void PopHeap();
-
-  // ---- Radix heap ----
-  // Buckets 0-63: the key differs from the last one taken out in its
-  // sequence number only (by its highest differing bit; 0 also for an
-  // equal key); 64-127: in its time (by the time's highest differing bit).
-  static constexpr int kBuckets = 128;
-  int BucketOf(const Entry& e) const {
-    const uint64_t dt = static_cast<uint64_t>(e.t) ^ static_cast<uint64_t>(last_t_);
-    if (dt != 0) return 64 + (63 - __builtin_clzll(dt));
-    return 63 - __builtin_clzll((e.seq ^ last_seq_) | 1);
-  }
-  void PushRadix(Entry e) {
-    const int b = BucketOf(e);
-    buckets_[b].push_back(e);
-    mask_[b >> 6] |= uint64_t{1} << (b & 63);
-  }
-  // The lowest non-empty bucket. REQUIRES: size_ > 0.
-  int Lowest() const { return mask_[0] != 0 ? __builtin_ctzll(mask_[0]) : 64 + __builtin_ctzll(mask_[1]); }
-  [[gnu::noinline]] void PushSlow(Entry e, int64_t now);
-  // Moves the entries into the radix heap, keyed from (now, 0): no pending
-  // or later entry comes before it.
-  void ToRadix(int64_t now);
-  void ToHeap();
+  // ---- 4-ary heaps: the heap heap_[0, heap_n_), and the wheel's far heap ----
+  // Puts `e` into the hole at `i` of the heap h, moving it up.
+  static void SiftUp(Entry* h, std::size_t i, Entry e);
+  // Removes h[0] from the heap h[0, n) (n >= 1).
+  static void PopFrom(Entry* h, std::size_t n);
+  // REQUIRES: heap_n_ < capacity_ (always so below kToWheel).
+  [[gnu::always_inline]] void PushHeap(Entry e) { SiftUp(heap_.data(), heap_n_++, e); }
+  void PopHeap() { PopFrom(heap_.data(), heap_n_--); }
   void Grow();
 
-  bool radix_ = false;
-  std::size_t size_ = 0;
-  // kToRadix while the heap is in use, 0 in radix mode: Push's one test.
-  std::size_t heap_limit_ = kToRadix;
+  // ---- The wheel ----
+  static constexpr int kWords = kSlots / 64;
+  struct Node {
+    Entry e;
+    int32_t next;  // the next node of the bucket's list, or -1
+  };
+  int64_t BucketOf(const Entry& e) const { return e.t >> shift_; }
+  [[gnu::noinline]] void PushSlow(Entry e, int64_t now);
+  void PushWheel(Entry e);
+  void PushNear(Entry e) {
+    if (heap_n_ == capacity_) Grow();
+    PushHeap(e);
+  }
+  // How many buckets after the current one the next non-empty one is (1 to
+  // kSlots - 1), or 0 if every bucket is empty.
+  int NextSlot() const;
+  // Makes the next bucket holding entries current and moves them into the
+  // heap. REQUIRES: heap_n_ == 0, outside_ > 0.
+  void Advance();
+  // Sets the wheel up with the heap's entries, current bucket at `now`.
+  void ToWheel(int64_t now);
+  void ToHeap();
+  // Empties the buckets and the far heap; the heap alone is in use again.
+  void DropWheel();
+  // Calls f(entry&) on every entry in the buckets and the far heap.
+  template <class F>
+  void ForEachOutside(F f);
+
+  bool wheel_ = false;
+  std::size_t heap_n_ = 0;   // pending in heap_
+  std::size_t outside_ = 0;  // pending in the wheel's buckets and far heap
+  // kToWheel while the heap alone is in use, 0 with the wheel: Push's one
+  // test.
+  std::size_t heap_limit_ = kToWheel;
   std::vector<Entry> heap_;   // only grows (doubling)
   std::size_t capacity_ = 0;  // heap_.size(), kept to spare a division
-  // Apart from the heap's few words, which the event loop reads on every
-  // event: the buckets take 3 KiB.
-  std::unique_ptr<std::vector<Entry>[]> buckets_ = std::make_unique<std::vector<Entry>[]>(kBuckets);
-  uint64_t mask_[2] = {0, 0};  // bit b: buckets_[b] is not empty
-  // Radix heap: the key of the last entry taken out (or the start key); no
-  // pending or later key comes before it.
-  int64_t last_t_ = 0;
-  uint64_t last_seq_ = 0;
+  // The wheel, apart from the heap's few words, which the event loop reads
+  // on every event. Entries of bucket b (cur_ < b < cur_ + kSlots) are in
+  // the list heads_[b % kSlots]; later ones in far_ (a heap), which may
+  // also hold entries of the buckets in range, queued when they were not.
+  int shift_ = 0;
+  int64_t cur_ = 0;  // the current bucket: its entries and earlier ones are in heap_
+  uint64_t bits_[kWords] = {};  // bit b: heads_[b] is not empty
+  std::unique_ptr<int32_t[]> heads_;  // kSlots list heads, made with the first wheel
+  std::vector<Node> nodes_;
+  int32_t free_ = -1;  // free nodes, linked
+  std::vector<Entry> far_;  // a 4-ary heap
 };
 
-[[gnu::always_inline]] inline void EventQueue::PushHeap(Entry e) {
-  // Sift the hole up from the end.
-  std::size_t i = size_++;
-  Entry* h = heap_.data();
+[[gnu::always_inline]] inline void EventQueue::SiftUp(Entry* h, std::size_t i, Entry e) {
+  // Sift the hole up.
   while (i > 0) {
     const std::size_t parent = (i - 1) / 4;
     if (!Before(e, h[parent])) break;
@@ -168,9 +187,8 @@ class EventQueue {
   h[i] = e;
 }
 
-inline void EventQueue::PopHeap() {
-  Entry* h = heap_.data();
-  const std::size_t n = --size_;
+inline void EventQueue::PopFrom(Entry* h, std::size_t n) {
+  --n;
   if (n == 0) return;
   const Entry last = h[n];
   // Sift the hole down from the root, moving the smallest child up.

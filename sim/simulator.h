@@ -2,9 +2,9 @@
 //
 // Events are coroutine resumptions ordered by (time, insertion sequence), so
 // two events at the same simulated time always run in the order they were
-// scheduled, on every run. The queue is a radix heap of 24-byte entries
-// (event_queue.h) in vectors that only grow; in steady state scheduling
-// allocates nothing.
+// scheduled, on every run. The queue (event_queue.h) is a 4-ary heap of
+// 24-byte entries, with a timing wheel in front when many are pending, in
+// storage that only grows; in steady state scheduling allocates nothing.
 //
 // A Simulator, its processes and the models they touch live on one thread.
 // Independent simulations may run on different threads at the same time.
@@ -195,12 +195,12 @@ inline void Simulator::RunUntil(Time until) {
   const int64_t limit = until.ps();
   DrainReady();
   for (;;) {
-    if (!queue_.radix()) [[likely]] {
-      if (queue_.empty() || queue_.Top().t > limit) break;
+    if (!queue_.wheel()) [[likely]] {
+      if (queue_.heap_empty() || queue_.Top().t > limit) break;
       Fire(queue_.PopTop());
     } else {
       Entry e;
-      if (!queue_.PopRadix(limit, &e)) break;
+      if (!queue_.PopWheel(limit, &e)) break;
       Fire(e);
     }
     if (!ready_.empty()) DrainReady();

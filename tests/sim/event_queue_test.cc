@@ -35,11 +35,11 @@ void CheckAgainstOrderedSet(uint64_t seed, int64_t spread, const std::vector<Pha
     expected.insert({t, seq});
     ++seq;
   };
-  bool used_radix = false, used_heap = false;
+  bool used_wheel = false, used_heap = false;
   for (const auto [steps, target_size] : phases) {
     for (int step = 0; step < steps; ++step) {
       const uint64_t r = rng.Next();
-      (q.radix() ? used_radix : used_heap) = true;
+      (q.wheel() ? used_wheel : used_heap) = true;
       // Grow towards the target size, then hover around it.
       const bool grow = static_cast<int>(expected.size()) < target_size ? (r & 3) != 0 : (r & 3) == 0;
       if (grow || expected.empty()) {
@@ -79,7 +79,7 @@ void CheckAgainstOrderedSet(uint64_t seed, int64_t spread, const std::vector<Pha
   int most = 0;
   for (const Phase& p : phases) most = std::max(most, p.target_size);
   EXPECT_TRUE(used_heap);
-  EXPECT_EQ(used_radix, static_cast<std::size_t>(most) > EventQueue::kToRadix);
+  EXPECT_EQ(used_wheel, static_cast<std::size_t>(most) > EventQueue::kToWheel);
   EventQueue::Entry e{};
   while (q.PopDue(INT64_MAX, &e)) {
     ASSERT_EQ(Key(e.t, e.seq), *expected.begin());
@@ -95,8 +95,38 @@ TEST(EventQueueTest, HandsOutEntriesInTimeThenSequenceOrder) {
     CheckAgainstOrderedSet(seed, 1000000, {{200000, 8}});
     CheckAgainstOrderedSet(seed, 1000000, {{200000, 1000}});
     CheckAgainstOrderedSet(seed, int64_t{1} << 50, {{200000, 300}});
-    // Into the radix heap and back to the heap, twice.
+    // Into the wheel and back to the heap, twice.
     CheckAgainstOrderedSet(seed, 1000000, {{50000, 2000}, {50000, 20}, {50000, 700}, {50000, 5}});
+  }
+}
+
+// The wheel's buckets are sized from the entries pending when it is set up;
+// entries queued later much further out go to the far heap, and the wheel
+// is set up again from them once its buckets are empty.
+TEST(EventQueueTest, KeepsItsOrderWhenTheSpreadOfTimesGrows) {
+  EventQueue q;
+  std::set<Key> expected;
+  uint64_t seq = 0;
+  int64_t now = 0;
+  auto push = [&](int64_t t) {
+    q.Push(EventQueue::Entry{t, seq, nullptr}, now);
+    expected.insert({t, seq++});
+  };
+  // Many entries at one instant, then a few close by: the narrowest buckets.
+  for (int i = 0; i < 600; ++i) push(i % 3);
+  ASSERT_TRUE(q.wheel());
+  Rng rng = Rng::ForStream(7, "event_queue_test.spread");
+  for (int step = 0; step < 100000; ++step) {
+    if (expected.size() < 2000 && (rng.Next() & 1) != 0) {
+      push(now + static_cast<int64_t>(rng.Next() % (uint64_t{1} << 40)));
+      continue;
+    }
+    EventQueue::Entry e{};
+    ASSERT_EQ(q.MinTime(), expected.begin()->first);
+    ASSERT_TRUE(q.PopDue(INT64_MAX, &e));
+    ASSERT_EQ(Key(e.t, e.seq), *expected.begin()) << "step " << step;
+    expected.erase(expected.begin());
+    now = e.t;
   }
 }
 
