@@ -177,7 +177,9 @@ void Sweep(const std::string& scenario) {
         // A stack for `viosim fio`: its jobs come from the command line.
         absl::Status checked = CheckJobsOnStack(*file, overrides, *s, *stack_job, std::nullopt);
         ExpectOkOrNamed(checked, t.path, what);
-        if (checked.ok()) ExpectOkOrNamed(RunFio(*s, *stack_job, FioRunOptions{}).status(), t.path, what);
+        FioRunOptions once;
+        once.replicate = false;  // boundaries, not intervals: one run each
+        if (checked.ok()) ExpectOkOrNamed(RunFio(*s, *stack_job, once).status(), t.path, what);
       }
     }
   }
