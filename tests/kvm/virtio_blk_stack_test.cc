@@ -44,6 +44,7 @@ Outcome RunVariant(const std::string& variant, int cpus, int jobs, bool trace = 
   StackExtras extras;
   FioRunOptions options;
   options.target_ci_pct = 0;
+  options.replicate = false;  // one run: the tests read its extras and trace
   options.extras = &extras;
   sim::TraceWriter writer;
   if (trace) {
