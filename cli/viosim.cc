@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -217,6 +219,16 @@ struct FitFlags {
   CLI::Option* max_iter;
 };
 
+// CLI11's Range lets NaN through (every comparison with it is false), so
+// the floating-point flags check for a finite number first.
+const CLI::Validator kFinite(
+    [](std::string& text) -> std::string {
+      double v = 0;
+      if (absl::SimpleAtod(text, &v) && std::isfinite(v)) return "";
+      return absl::StrCat("'", text, "' is not a finite number");
+    },
+    "", "FINITE");
+
 FitFlags AddFitFlags(CLI::App* cmd, analysis::CalibrateSpec* spec, std::string* cell, std::string* range) {
   FitFlags f;
   f.cell = cmd->add_option("--cell", *cell,
@@ -226,6 +238,7 @@ FitFlags AddFitFlags(CLI::App* cmd, analysis::CalibrateSpec* spec, std::string* 
                 ->type_name("LO,HI");
   f.tolerance =
       cmd->add_option("--tolerance", spec->tolerance_pct, "Stop once the modeled value is this close to published, %")
+          ->check(kFinite)
           ->check(CLI::Range(1e-6, 100.0))
           ->capture_default_str()
           ->type_name("PCT");
@@ -336,7 +349,8 @@ int main(int argc, char** argv) {
                   "Prediction bands: K points of the uncertain costs (Latin hypercube), the fitted costs "
                   "refitted at each, p5/p50/p95 of every PREDICTION cell")
       ->type_name("K");
-  rep->add_option("--band-seed", band_spec.seed, "The Latin hypercube's seed")->capture_default_str();
+  std::string band_seed;  // read by the rule of --seed and run.seed
+  rep->add_option("--band-seed", band_seed, "The Latin hypercube's seed (default 1)")->type_name("N");
   rep->add_option("--band-passes", band_spec.passes, "Rounds of refits per point (1-5)")->capture_default_str();
 
   CLI::App* gate = app.add_subcommand(
@@ -396,6 +410,7 @@ int main(int argc, char** argv) {
   fio_cmd->add_option("--target-ci", fio_target,
                       "Stop once IOPS is steady within this 95% half-width, percent of the mean (default: "
                       "the stack's workload.fio.target_ci_pct, 1)")
+      ->check(kFinite)
       ->check(CLI::Range(0.01, 100.0))
       ->type_name("PCT");
   fio_cmd->add_flag("--full", fio_full, "Simulate the full length the job asks for (no steady-state stop)");
@@ -424,6 +439,14 @@ int main(int argc, char** argv) {
     if (absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat("run.seed=", text), "--seed"); !s.ok()) {
       return Fail(s);
     }
+  }
+  if (!band_seed.empty()) {
+    viosim::Scenario scratch;
+    if (absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat("run.seed=", band_seed), "--band-seed");
+        !s.ok()) {
+      return Fail(s);
+    }
+    band_spec.seed = scratch.run().seed();
   }
 
   // Loads a scenario file and applies the --set assignments that edit the
