@@ -1,4 +1,4 @@
-// `--report DIR` for `reproduce` and `sweep`: a Markdown page and SVG charts
+// `--report DIR` for `reproduce`, `sweep` and `explain`: a Markdown page and SVG charts
 // drawn from viosim's own JSON by tools/plot/report.py (built into the
 // binary) under a Python 3 that has matplotlib.
 #ifndef VIOSIM_CLI_REPORT_DIR_H_
@@ -23,7 +23,7 @@ absl::Status CheckReportDir(const std::string& dir);
 
 // Writes DIR whole or not at all: the report is drawn into a scratch
 // directory beside DIR, which then takes DIR's place. `kind` is
-// "reproduce" or "sweep"; `json` is that command's --format json output,
+// "reproduce", "sweep" or "explain"; `json` is that command's --format json output,
 // kept as DIR/data.json.
 absl::Status WriteReportDir(const std::string& python, const std::string& kind, const std::string& json,
                             const std::string& dir);

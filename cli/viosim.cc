@@ -384,6 +384,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->type_name("S");
   AddShared(explain, &explain_f);
+  std::string explain_report;
+  CLI::Option* explain_report_opt =
+      explain->add_option("--report", explain_report, kReportHelp)->type_name("DIR");
 
   CLI::App* fio_cmd = app.add_subcommand(
       "fio", "Run an fio job file on a modeled stack and answer in fio 3.33's own output formats");
@@ -621,6 +624,8 @@ int main(int argc, char** argv) {
     absl::StatusOr<double> step = analysis::ParseStep(explain_step);
     if (!step.ok()) return Fail(step.status());
     explain_spec.step = *step;
+    absl::StatusOr<std::string> plotter = PrepareReport(explain_report_opt, explain_report);
+    if (!plotter.ok()) return Fail(plotter.status());
     absl::StatusOr<viosim::ScenarioFile> file = load(explain_path, Overrides(explain_f));
     if (!file.ok()) return Fail(file.status());
     analysis::RunRequest req;
@@ -628,6 +633,12 @@ int main(int argc, char** argv) {
     req.jobs = explain_f.jobs;
     absl::StatusOr<analysis::Explanation> x = analysis::Explain(*file, explain_spec, req);
     if (!x.ok()) return Fail(x.status());
+    if (explain_report_opt->count() > 0) {
+      const std::string json = analysis::FormatExplanation(*x, analysis::Format::kJson);
+      if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "explain", json, explain_report); !s.ok()) {
+        return Fail(s);
+      }
+    }
     return Emit(explain_f, analysis::FormatExplanation(*x, ToFormat(explain_f.format)));
   }
 

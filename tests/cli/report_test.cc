@@ -1,4 +1,4 @@
-// `reproduce --report DIR` and `sweep --report DIR` end to end: the charts
+// `reproduce`, `sweep` and `explain --report DIR` end to end: the charts
 // drawn from a real run have one published and one modeled bar per cell (a
 // whisker where an interval was computed, a band where the JSON has one),
 // the report is the same at any --jobs, DIR is written whole or not at all,
@@ -187,6 +187,41 @@ TEST(ReportTest, SweepDrawsOneLinePerVariantPerMetric) {
   const std::string md = fio_test::ReadFile(dir + "/report.md");
   EXPECT_THAT(md, HasSubstr("| workload.lockbench.threads | N4 lock_wait_mean_us |"));
   EXPECT_THAT(md, HasSubstr("![lock_wait_mean_us](sweep_lock_wait_mean_us.svg)"));
+}
+
+// explain's tornado chart: one bar per varied cost (with its whisker), the
+// costs in the table in rank order, the same at any --jobs.
+TEST(ReportTest, ExplainDrawsOneBarPerVariedCost) {
+  const std::string one = TmpDir() + "/explain1", two = TmpDir() + "/explain2";
+  const std::string args =
+      absl::StrCat("explain scenarios/lockbench.textproto --variant N4 ", kShort, " --report ");
+  const Result r = Viosim(absl::StrCat(args, one, " --jobs 1"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(Viosim(absl::StrCat(args, two, " --jobs 2")).code, 0);
+  ExpectSameDirs(one, two);
+  EXPECT_EQ(Files(one),
+            (std::vector<std::string>{"data.json", "explain_N4.lock_acquisitions_per_s.svg", "report.md"}));
+  const std::string svg = fio_test::ReadFile(one + "/explain_N4.lock_acquisitions_per_s.svg");
+  std::optional<Json> data = fio_test::JsonParser(fio_test::ReadFile(one + "/data.json")).Parse();
+  ASSERT_TRUE(data.has_value());
+  const std::vector<Json>& costs = (*data)["costs"].items;
+  ASSERT_EQ(costs.size(), 2u);  // think and hold; the zero hand-off is not varied
+  EXPECT_EQ(Count(svg, "id=\"elasticity."), 2);
+  EXPECT_EQ(Count(svg, "id=\"ci95."), 2);
+  const std::string md = fio_test::ReadFile(one + "/report.md");
+  size_t last = 0;
+  for (const Json& c : costs) {
+    std::string id = c["field"].text;  // as report.py's safe_id writes it
+    for (char& ch : id) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
+    }
+    EXPECT_EQ(Count(svg, absl::StrCat("id=\"elasticity.", id, "\"")), 1) << id;
+    const size_t at = md.find(absl::StrCat("| `", c["field"].text, "` |"));
+    ASSERT_NE(at, std::string::npos) << c["field"].text;
+    EXPECT_GT(at, last) << "the table keeps the ranking";
+    last = at;
+  }
+  EXPECT_THAT(md, HasSubstr("`platform.lock_handoff.value` (defined, 0ps): zero: no relative step"));
 }
 
 TEST(ReportTest, ARunReplacesOnlyAReportItWroteBefore) {

@@ -2,8 +2,9 @@
 
     report.py reproduce DATA.json OUTDIR   # `viosim reproduce --format json`
     report.py sweep DATA.json OUTDIR       # `viosim sweep --format json`
+    report.py explain DATA.json OUTDIR     # `viosim explain --format json`
 
-`viosim reproduce --report DIR` and `viosim sweep --report DIR` run this
+`viosim reproduce|sweep|explain --report DIR` run this
 script (built into the binary) under a Python 3 with matplotlib and move
 OUTDIR to DIR once it is complete. The output depends on the input only:
 fixed font and sizes, fixed SVG ids, no dates or versions in the files.
@@ -426,14 +427,102 @@ def sweep(data, out):
     return lines
 
 
+# Bar colours of `explain`'s tornado chart by the cost's source kind.
+SOURCE_COLORS = {
+    "measured": "#3a9a4a",
+    "derived": "#2c6fbb",
+    "estimated": "#e8833a",
+    "fitted": "#c0262d",
+    "defined": "#6b6b6b",
+}
+
+
+def short_field(field):
+    """'stack.virtio_blk.qemu_pop_submit.value' -> 'stack.virtio_blk.qemu_pop_submit'."""
+    return field[: -len(".value")] if field.endswith(".value") else field
+
+
+def explain(data, out):
+    costs = data["costs"]
+    metric = data["metric"]
+    step = data["step"]
+    title = "%s / %s: elasticity of %s to each cost\n(each cost run at \u00b1%g%% with the same seed)" % (
+        data["scenario"], data["variant"], metric_label(metric), step * 100)
+    chart = None
+    if costs:
+        n = len(costs)
+        fig, ax = plt.subplots(figsize=(8.6, 1.2 + 0.27 * n), layout="constrained")
+        ys = list(range(n))[::-1]
+        for y, c in zip(ys, costs):
+            color = SOURCE_COLORS.get(c["source"], "#6b6b6b")
+            bar = ax.barh(y, c["elasticity"], 0.62, color=color)
+            bar.patches[0].set_gid(safe_id("elasticity", c["field"]))
+            if c.get("ci95") is not None:
+                eb = ax.errorbar(c["elasticity"], y, xerr=c["ci95"], fmt="none", ecolor="#222222",
+                                 elinewidth=0.9, capsize=2.5)
+                eb.lines[2][0].set_gid(safe_id("ci95", c["field"]))
+        ax.set_yticks(ys)
+        ax.set_yticklabels([short_field(c["field"]) for c in costs])
+        ax.axvline(0, color="#444444", linewidth=0.8)
+        # Zero and every whisker in view; the side no bar reaches kept narrow.
+        lo = min([0.0] + [c["elasticity"] - (c.get("ci95") or 0.0) for c in costs])
+        hi = max([0.0] + [c["elasticity"] + (c.get("ci95") or 0.0) for c in costs])
+        pad = max(hi - lo, 0.05) * 0.08
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_xlabel("elasticity: d ln %s / d ln cost (whiskers: 95%% CI)" % metric)
+        ax.grid(axis="x", linewidth=0.4, color="#dddddd")
+        ax.set_axisbelow(True)
+        ax.set_title(title, loc="left")
+        kinds = [k for k in SOURCE_COLORS if any(c["source"] == k for c in costs)]
+        handles = [Patch(color=SOURCE_COLORS[k], label=k) for k in kinds]
+        # In the empty corner the small bars leave (they sit at zero), else beside the plot.
+        span = hi - lo
+        if max(c["elasticity"] for c in costs) <= 0.05 * span:
+            ax.legend(handles=handles, title="source", frameon=False, loc="lower left")
+        elif min(c["elasticity"] for c in costs) >= -0.05 * span:
+            ax.legend(handles=handles, title="source", frameon=False, loc="lower right")
+        else:
+            ax.legend(handles=handles, title="source", frameon=False, loc="upper left",
+                      bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        chart = "explain_%s.svg" % safe_id(data["variant"], metric)
+        save(fig, os.path.join(out, chart))
+
+    value = num(data["value"])
+    if data.get("value_ci95") is not None:
+        value += " +/- " + num(data["value_ci95"])
+    lines = ["# viosim explain: %s / %s, %s" % (data["scenario"], data["variant"], metric), "",
+             "%s = %s. Every costed field was run %g%% above and below its value with the same seed; "
+             "the elasticity is the relative change of the metric per relative change of the cost "
+             "(negative: a dearer cost lowers the metric). `data.json` holds the figures as "
+             "`viosim explain --format json` prints them." % (metric, value, step * 100), ""]
+    lines += ["## Reading", ""] + ["- " + r for r in data.get("reading", [])] + [""]
+    if chart:
+        lines += ["![elasticities](%s)" % chart, ""]
+    details = {d["field"]: d for d in data.get("cost_details", [])}
+    lines += ["| rank | field | source | value | elasticity | 95% CI +/- |", "|---|---|---|---|---|---|"]
+    for i, c in enumerate(costs, 1):
+        d = details.get(c["field"], {})
+        ci = "-" if c.get("ci95") is None else "%.4f" % c["ci95"]
+        lines.append("| %d | `%s` | %s | %s | %+.4f | %s |" % (
+            i, c["field"], c["source"], d.get("value", "-"), c["elasticity"], ci))
+    lines.append("")
+    if data.get("not_varied"):
+        lines += ["Not varied:", ""]
+        for nv in data["not_varied"]:
+            lines.append("- `%s` (%s, %s): %s" % (nv["field"], nv["source"], nv["value"], nv["reason"]))
+        lines.append("")
+    return lines
+
+
 def main(argv):
-    if len(argv) != 4 or argv[1] not in ("reproduce", "sweep"):
-        sys.stderr.write("usage: report.py reproduce|sweep DATA.json OUTDIR\n")
+    kinds = {"reproduce": reproduce, "sweep": sweep, "explain": explain}
+    if len(argv) != 4 or argv[1] not in kinds:
+        sys.stderr.write("usage: report.py reproduce|sweep|explain DATA.json OUTDIR\n")
         return 2
     with open(argv[2], encoding="utf-8") as f:
         data = json.load(f)
     setup()
-    lines = reproduce(data, argv[3]) if argv[1] == "reproduce" else sweep(data, argv[3])
+    lines = kinds[argv[1]](data, argv[3])
     with open(os.path.join(argv[3], "report.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     return 0
