@@ -3,6 +3,7 @@
 // line does, to a small scenario with a variant; then the variant is
 // resolved. Each line is also read as a duration on its own. Any text must
 // give a value or an error; never a crash, a hang or an abort.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,8 +50,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)viosim::ParseDuration(line);
     if (assignments.size() < 16) assignments.emplace_back(line);
   }
-  viosim::ScenarioFile file = **base;
-  if (!viosim::ApplyFileOverrides(&file, assignments).ok()) return 0;
-  for (const std::string& v : viosim::VariantNames(file)) (void)viosim::ResolveVariant(file, v, assignments);
+  // The file changes only if an assignment is file-level (variant[...],
+  // published[...]); otherwise the embedded one is used as it is.
+  const viosim::ScenarioFile* file = &**base;
+  viosim::ScenarioFile edited;
+  if (std::any_of(assignments.begin(), assignments.end(),
+                  [](const std::string& a) { return viosim::IsFileLevelOverride(a); })) {
+    edited = **base;
+    if (!viosim::ApplyFileOverrides(&edited, assignments).ok()) return 0;
+    file = &edited;
+  }
+  for (const std::string& v : viosim::VariantNames(*file)) (void)viosim::ResolveVariant(*file, v, assignments);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -65,9 +66,7 @@ class Errors {
  public:
   void Add(const Place& at, absl::string_view what) {
     std::string text = absl::StrCat(at.file, ":", at.line, ": ", what);
-    for (const auto& e : entries_) {
-      if (e.second == text) return;
-    }
+    if (!seen_.insert(text).second) return;
     entries_.push_back({at.seq, std::move(text)});
   }
 
@@ -75,21 +74,26 @@ class Errors {
 
   // InvalidArgument with the messages in input order, one per line.
   absl::Status ToStatus() const {
-    std::vector<std::pair<int, std::string>> sorted = entries_;
+    std::vector<const std::pair<int, std::string>*> sorted;
+    sorted.reserve(entries_.size());
+    for (const auto& e : entries_) sorted.push_back(&e);
     std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::string> lines;
+                     [](const auto* a, const auto* b) { return a->first < b->first; });
+    std::vector<absl::string_view> lines;
     for (size_t i = 0; i < sorted.size() && i < kMaxErrors; ++i) {
-      lines.push_back(sorted[i].second);
+      lines.push_back(sorted[i]->second);
     }
+    std::string more;
     if (sorted.size() > kMaxErrors) {
-      lines.push_back(absl::StrCat("(", sorted.size() - kMaxErrors, " more errors)"));
+      more = absl::StrCat("(", sorted.size() - kMaxErrors, " more errors)");
+      lines.push_back(more);
     }
     return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
   }
 
  private:
   std::vector<std::pair<int, std::string>> entries_;
+  absl::flat_hash_set<std::string> seen_;  // the texts of entries_
 };
 
 // ---------------------------------------------------------------------------

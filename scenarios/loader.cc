@@ -71,9 +71,7 @@ class Diagnostics {
     if (loc.known()) absl::StrAppend(&text, ":", loc.line + 1, ":", loc.column + 1);
     if (!field.empty()) absl::StrAppend(&text, ": field '", field, "'");
     absl::StrAppend(&text, ": ", what);
-    for (const Entry& e : entries_) {
-      if (e.text == text) return;
-    }
+    if (!seen_.insert(text).second) return;
     entries_.push_back({loc, std::move(text)});
   }
 
@@ -104,6 +102,7 @@ class Diagnostics {
 
   std::string where_;
   std::vector<Entry> entries_;
+  absl::flat_hash_set<std::string> seen_;  // the texts of entries_
 };
 
 // Joins error messages (each possibly several lines) into one status.
@@ -493,102 +492,114 @@ void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
 struct Token {
   enum Kind { kIdent, kNumber, kString, kSymbol };
   Kind kind;
-  std::string text;
+  absl::string_view text;  // a part of the text being scanned
   Loc start;
   Loc end;  // just past the last character; end of line if unterminated
-};
-
-// Tokens of a text and the place just past its end.
-struct TokenizedText {
-  std::vector<Token> tokens;
-  Loc end;
 };
 
 bool IsSymbol(const Token& t, char c) {
   return t.kind == Token::kSymbol && t.text.size() == 1 && t.text[0] == c;
 }
 
-// Splits text format into tokens, counting lines and columns as protobuf's
-// tokenizer does (0-based; a tab advances to the next multiple of 8).
-TokenizedText Tokenize(absl::string_view text) {
-  std::vector<Token> tokens;
-  size_t i = 0;
-  int line = 0;
-  int column = 0;
-  auto advance = [&]() {
-    const char c = text[i++];
-    if (c == '\n') {
-      ++line;
-      column = 0;
-    } else if (c == '\t') {
-      column += 8 - column % 8;
-    } else {
-      ++column;
+// Splits text format into tokens, one at a time and only as far as asked,
+// counting lines and columns as protobuf's tokenizer does (0-based; a tab
+// advances to the next multiple of 8). The text must outlive the tokens.
+class Tokenizer {
+ public:
+  explicit Tokenizer(absl::string_view text) : text_(text) {}
+
+  // The next token, or nothing at the end of the text.
+  std::optional<Token> Next() {
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      if (c == '#') {
+        while (i_ < text_.size() && text_[i_] != '\n') Advance();
+        continue;
+      }
+      if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
+        Advance();
+        continue;
+      }
+      return Scan(c);
     }
-  };
-  auto is_ident_char = [](char c) {
+    return std::nullopt;
+  }
+
+  // The place just past the end of the text, once Next has returned nothing.
+  Loc end() const { return Loc{line_, column_}; }
+
+ private:
+  static bool IsIdentChar(char c) {
     return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-  };
-  while (i < text.size()) {
-    const char c = text[i];
-    if (c == '#') {
-      while (i < text.size() && text[i] != '\n') advance();
-      continue;
+  }
+
+  void Advance() {
+    const char c = text_[i_++];
+    if (c == '\n') {
+      ++line_;
+      column_ = 0;
+    } else if (c == '\t') {
+      column_ += 8 - column_ % 8;
+    } else {
+      ++column_;
     }
-    if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
-      advance();
-      continue;
-    }
+  }
+
+  // The token that starts with `c`, at the current place.
+  Token Scan(char c) {
     Token t;
-    t.start = Loc{line, column};
-    const size_t begin = i;
+    t.start = Loc{line_, column_};
+    const size_t begin = i_;
     const bool starts_number =
         absl::ascii_isdigit(static_cast<unsigned char>(c)) ||
-        (c == '.' && i + 1 < text.size() &&
-         absl::ascii_isdigit(static_cast<unsigned char>(text[i + 1])));
+        (c == '.' && i_ + 1 < text_.size() &&
+         absl::ascii_isdigit(static_cast<unsigned char>(text_[i_ + 1])));
     if (absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_') {
       t.kind = Token::kIdent;
-      while (i < text.size() && is_ident_char(text[i])) advance();
+      while (i_ < text_.size() && IsIdentChar(text_[i_])) Advance();
     } else if (starts_number) {
       t.kind = Token::kNumber;
-      while (i < text.size()) {
-        const char n = text[i];
+      while (i_ < text_.size()) {
+        const char n = text_[i_];
         const bool sign_of_exponent =
-            (n == '-' || n == '+') && (text[i - 1] == 'e' || text[i - 1] == 'E');
-        if (!is_ident_char(n) && n != '.' && !sign_of_exponent) break;
-        advance();
+            (n == '-' || n == '+') && (text_[i_ - 1] == 'e' || text_[i_ - 1] == 'E');
+        if (!IsIdentChar(n) && n != '.' && !sign_of_exponent) break;
+        Advance();
       }
     } else if (c == '"' || c == '\'') {
       t.kind = Token::kString;
-      advance();
+      Advance();
       bool closed = false;
-      while (i < text.size() && text[i] != '\n' && !closed) {
-        if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
-          advance();
-          advance();
+      while (i_ < text_.size() && text_[i_] != '\n' && !closed) {
+        if (text_[i_] == '\\' && i_ + 1 < text_.size() && text_[i_ + 1] != '\n') {
+          Advance();
+          Advance();
           continue;
         }
-        closed = text[i] == c;
-        advance();
+        closed = text_[i_] == c;
+        Advance();
       }
       if (!closed) {
         // Protobuf reports the error somewhere inside; make sure the token
         // is seen as reaching past it.
-        t.text = std::string(text.substr(begin, i - begin));
-        t.end = Loc{line, std::numeric_limits<int>::max()};
-        tokens.push_back(std::move(t));
-        continue;
+        t.text = text_.substr(begin, i_ - begin);
+        t.end = Loc{line_, std::numeric_limits<int>::max()};
+        return t;
       }
     } else {
       t.kind = Token::kSymbol;
-      advance();
+      Advance();
     }
-    t.text = std::string(text.substr(begin, i - begin));
-    t.end = Loc{line, column};
-    tokens.push_back(std::move(t));
+    t.text = text_.substr(begin, i_ - begin);
+    t.end = Loc{line_, column_};
+    return t;
   }
-  return TokenizedText{std::move(tokens), Loc{line, column}};
-}
+
+  absl::string_view text_;
+  size_t i_ = 0;
+  int line_ = 0;
+  int column_ = 0;
+};
 
 // What the scan found out about an error.
 struct ErrorSite {
@@ -608,27 +619,28 @@ struct ErrorSite {
 
 class ErrorLocator {
  public:
-  ErrorLocator(const TokenizedText& text, const Descriptor* root)
-      : text_(text), root_(root) {}
+  ErrorLocator(absl::string_view text, const Descriptor* root)
+      : text_(text), root_(root), tokens_(text) {
+    Restart();
+  }
 
   // Scans the tokens that end at or before `error` and says which field
   // the error concerns, from the text alone: protobuf's message is only
-  // ever shown, never read.
+  // ever shown, never read. Errors come in the order of the text, so the
+  // scan goes on from where the previous one stopped (the tokens before an
+  // error are those before any later one); an earlier error starts over.
   ErrorSite Locate(const Loc& error) {
-    frames_.clear();
-    frames_.push_back(Frame{root_, ""});
-    state_ = kName;
-    after_value_ = false;
-    pending_ = Field{};
-    const Token* stop = nullptr;
-    for (const Token& t : text_.tokens) {
-      if (Before(error, t.end)) {
-        stop = &t;
-        break;
+    if (Before(error, last_error_)) Restart();
+    last_error_ = error;
+    for (;;) {
+      if (!lookahead_) {
+        lookahead_ = tokens_.Next();
+        if (!lookahead_) return Conclude(error, nullptr);
       }
-      Step(t);
+      if (Before(error, lookahead_->end)) return Conclude(error, &*lookahead_);
+      Step(*lookahead_);
+      lookahead_.reset();
     }
-    return Conclude(error, stop);
   }
 
  private:
@@ -658,9 +670,11 @@ class ErrorLocator {
     return frames_.back().is_list ? frames_[frames_.size() - 2] : frames_.back();
   }
 
-  Field Resolve(const std::string& name, const Loc& loc) {
+  Field Resolve(absl::string_view name, const Loc& loc) {
     const Descriptor* desc = Owner().desc;
-    return Field{name, desc == nullptr ? nullptr : desc->FindFieldByName(name), loc};
+    std::string n(name);
+    const FieldDescriptor* fd = desc == nullptr ? nullptr : desc->FindFieldByName(n);
+    return Field{std::move(n), fd, loc};
   }
 
   // The path of the next value of `f` in `owner`; `consume` counts it.
@@ -719,7 +733,7 @@ class ErrorLocator {
         }
         break;  // separators and stray tokens change nothing
       case kBracketName:
-        pending_.name += t.text;
+        absl::StrAppend(&pending_.name, t.text);
         if (IsSymbol(t, ']')) state_ = kAfterName;
         break;
       case kAfterName:
@@ -755,7 +769,7 @@ class ErrorLocator {
   ErrorSite Conclude(const Loc& error, const Token* stop) {
     ErrorSite site;
     site.loc = error;
-    site.at_end = stop == nullptr && !Before(error, text_.end);
+    site.at_end = stop == nullptr && !Before(error, tokens_.end());
     for (const Frame& f : frames_) {
       if (!f.is_list && &f != &frames_.front()) ++site.open_blocks;
     }
@@ -815,8 +829,23 @@ class ErrorLocator {
     return site;
   }
 
-  const TokenizedText& text_;
+  // Back to the start of the text, before any token.
+  void Restart() {
+    tokens_ = Tokenizer(text_);
+    lookahead_.reset();
+    last_error_ = Loc{std::numeric_limits<int>::min(), std::numeric_limits<int>::min()};
+    frames_.clear();
+    frames_.push_back(Frame{root_, ""});
+    state_ = kName;
+    after_value_ = false;
+    pending_ = Field{};
+  }
+
+  absl::string_view text_;
   const Descriptor* root_;
+  Tokenizer tokens_;
+  std::optional<Token> lookahead_;  // read, not yet stepped
+  Loc last_error_;                  // the error the scan stopped at
   std::vector<Frame> frames_;
   State state_ = kName;
   Field pending_;
@@ -892,8 +921,7 @@ bool ParseMessageText(const std::string& text, Message* out, ParseInfoTree* tree
   if (tree != nullptr) parser.WriteLocationsTo(tree);
   const bool complete = parser.ParseFromString(text, out);
   if (!collector.errors().empty()) {
-    const TokenizedText tokens = Tokenize(text);
-    ErrorLocator locator(tokens, out->GetDescriptor());
+    ErrorLocator locator(text, out->GetDescriptor());
     for (const GatheringErrorCollector::Error& e : collector.errors()) {
       const ErrorSite site = locator.Locate(e.loc);
       d->Add(site.loc, site.field, ExplainParseError(site, e.message));
@@ -961,38 +989,38 @@ std::string ParseInteger(const FieldDescriptor* f, absl::string_view text, T* ou
 
 // Sets the scalar field `f` of `*m` (element `index`, or -1 if singular)
 // from `text`. Returns what is wrong, or "" on success; on failure `*m` is
-// unchanged.
+// unchanged. With `m` null, only says what would be wrong.
 std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
                       absl::string_view text) {
-  const Reflection* r = m->GetReflection();
+  const Reflection* r = m == nullptr ? nullptr : m->GetReflection();
   const bool rep = index >= 0;
   std::string what;
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32: {
       int32_t v;
       if ((what = ParseInteger(f, text, &v)).empty()) {
-        rep ? r->SetRepeatedInt32(m, f, index, v) : r->SetInt32(m, f, v);
+        if (m != nullptr) rep ? r->SetRepeatedInt32(m, f, index, v) : r->SetInt32(m, f, v);
       }
       return what;
     }
     case FieldDescriptor::CPPTYPE_INT64: {
       int64_t v;
       if ((what = ParseInteger(f, text, &v)).empty()) {
-        rep ? r->SetRepeatedInt64(m, f, index, v) : r->SetInt64(m, f, v);
+        if (m != nullptr) rep ? r->SetRepeatedInt64(m, f, index, v) : r->SetInt64(m, f, v);
       }
       return what;
     }
     case FieldDescriptor::CPPTYPE_UINT32: {
       uint32_t v;
       if ((what = ParseInteger(f, text, &v)).empty()) {
-        rep ? r->SetRepeatedUInt32(m, f, index, v) : r->SetUInt32(m, f, v);
+        if (m != nullptr) rep ? r->SetRepeatedUInt32(m, f, index, v) : r->SetUInt32(m, f, v);
       }
       return what;
     }
     case FieldDescriptor::CPPTYPE_UINT64: {
       uint64_t v;
       if ((what = ParseInteger(f, text, &v)).empty()) {
-        rep ? r->SetRepeatedUInt64(m, f, index, v) : r->SetUInt64(m, f, v);
+        if (m != nullptr) rep ? r->SetRepeatedUInt64(m, f, index, v) : r->SetUInt64(m, f, v);
       }
       return what;
     }
@@ -1002,7 +1030,7 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
         return absl::StrCat("expected ", DescribeType(f), ", got '", text, "'");
       }
       if ((what = CheckNumber(f, v, text)).empty()) {
-        rep ? r->SetRepeatedDouble(m, f, index, v) : r->SetDouble(m, f, v);
+        if (m != nullptr) rep ? r->SetRepeatedDouble(m, f, index, v) : r->SetDouble(m, f, v);
       }
       return what;
     }
@@ -1012,7 +1040,7 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
         return absl::StrCat("expected ", DescribeType(f), ", got '", text, "'");
       }
       if ((what = CheckNumber(f, v, text)).empty()) {
-        rep ? r->SetRepeatedFloat(m, f, index, v) : r->SetFloat(m, f, v);
+        if (m != nullptr) rep ? r->SetRepeatedFloat(m, f, index, v) : r->SetFloat(m, f, v);
       }
       return what;
     }
@@ -1025,7 +1053,7 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
       } else {
         return absl::StrCat("expected true, false, 1 or 0, got '", text, "'");
       }
-      rep ? r->SetRepeatedBool(m, f, index, v) : r->SetBool(m, f, v);
+      if (m != nullptr) rep ? r->SetRepeatedBool(m, f, index, v) : r->SetBool(m, f, v);
       return "";
     }
     case FieldDescriptor::CPPTYPE_ENUM: {
@@ -1033,11 +1061,12 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
       if (v == nullptr) {
         return absl::StrCat("expected ", DescribeType(f), ", got '", text, "'");
       }
-      rep ? r->SetRepeatedEnum(m, f, index, v) : r->SetEnum(m, f, v);
+      if (m != nullptr) rep ? r->SetRepeatedEnum(m, f, index, v) : r->SetEnum(m, f, v);
       return "";
     }
     case FieldDescriptor::CPPTYPE_STRING: {
       if (IsTimeField(f) && !(what = CheckTimeText(f, text)).empty()) return what;
+      if (m == nullptr) return "";
       rep ? r->SetRepeatedString(m, f, index, std::string(text))
           : r->SetString(m, f, std::string(text));
       return "";
@@ -1050,23 +1079,39 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
 
 // The scalar field a --set path ends at: the message holding it (inside the
 // tree that was walked), the field, and the element index (-1: singular).
+// M is Message, or const Message for a walk that changes nothing.
+template <typename M>
 struct ScalarSite {
-  Message* message = nullptr;
+  M* message = nullptr;
   const FieldDescriptor* field = nullptr;
   int index = -1;
   std::string path;  // as written, with indices
 };
 
-// Walks `path` down from `*root` to the scalar it names, creating
-// intermediate singular messages as it goes (so walk a copy). The error
-// says "field 'a.b': what is wrong".
-absl::StatusOr<ScalarSite> WalkToScalar(Message* root, absl::string_view path) {
+// The element `index` of the message field `f` of `*m` (its only value if
+// `index` is -1): created if need be, or, in a const message, the default.
+Message* SubMessage(Message* m, const FieldDescriptor* f, int index) {
+  const Reflection* r = m->GetReflection();
+  return index >= 0 ? r->MutableRepeatedMessage(m, f, index) : r->MutableMessage(m, f);
+}
+const Message* SubMessage(const Message* m, const FieldDescriptor* f, int index) {
+  const Reflection* r = m->GetReflection();
+  return index >= 0 ? &r->GetRepeatedMessage(*m, f, index) : &r->GetMessage(*m, f);
+}
+
+// Walks `path` down from `*root` to the scalar it names. In a mutable
+// message it creates intermediate singular messages as it goes (and so
+// may change `*root` even when it fails); in a const one it reads their
+// defaults, which gives the same site and the same errors. The error says
+// "field 'a.b': what is wrong".
+template <typename M>
+absl::StatusOr<ScalarSite<M>> WalkToScalar(M* root, absl::string_view path) {
   auto fail = [](absl::string_view field, absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("field '", field, "': ", what));
   };
   absl::StatusOr<std::vector<PathStep>> steps = SplitFieldPath(path);
   if (!steps.ok()) return fail(path, steps.status().message());
-  Message* m = root;
+  M* m = root;
   std::string walked;
   for (size_t k = 0; k < steps->size(); ++k) {
     const PathStep& step = (*steps)[k];
@@ -1101,8 +1146,7 @@ absl::StatusOr<ScalarSite> WalkToScalar(Message* root, absl::string_view path) {
                     absl::StrCat("is a scalar, so it has no field '",
                                  (*steps)[k + 1].name, "'"));
       }
-      m = f->is_repeated() ? r->MutableRepeatedMessage(m, f, step.index)
-                           : r->MutableMessage(m, f);
+      m = SubMessage(m, f, f->is_repeated() ? step.index : -1);
       walked = here_indexed;
       continue;
     }
@@ -1112,7 +1156,7 @@ absl::StatusOr<ScalarSite> WalkToScalar(Message* root, absl::string_view path) {
                                "), not a scalar; set one of its fields: ",
                                FieldNames(f->message_type())));
     }
-    return ScalarSite{m, f, step.index, here_indexed};
+    return ScalarSite<M>{m, f, step.index, here_indexed};
   }
   return fail(path, "the field path is empty");
 }
@@ -1129,16 +1173,19 @@ absl::Status ApplyAssignment(Message* root, absl::string_view assignment,
   const absl::string_view path = absl::StripAsciiWhitespace(assignment.substr(0, eq));
   const absl::string_view value = assignment.substr(eq + 1);
 
-  // Work on a copy so that a failure leaves `*root` as it was.
-  std::unique_ptr<Message> copy(root->New());
-  copy->CopyFrom(*root);
-  absl::StatusOr<ScalarSite> site = WalkToScalar(copy.get(), path);
-  if (!site.ok()) return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", site.status().message()));
-  const std::string what = SetScalar(site->message, site->field, site->index, value);
+  // Find the field and check the value without changing anything, so that
+  // a failure leaves `*root` as it was; then walk again, creating what the
+  // path needs, and store the value.
+  const Message* view = root;
+  absl::StatusOr<ScalarSite<const Message>> found = WalkToScalar(view, path);
+  if (!found.ok()) return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", found.status().message()));
+  const std::string what = SetScalar(nullptr, found->field, found->index, value);
   if (!what.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(prefix, ": field '", site->path, "': ", what));
+    return absl::InvalidArgumentError(absl::StrCat(prefix, ": field '", found->path, "': ", what));
   }
-  root->CopyFrom(*copy);
+  absl::StatusOr<ScalarSite<Message>> site = WalkToScalar(root, path);
+  if (!site.ok()) return absl::InternalError(absl::StrCat(prefix, ": ", site.status().message()));
+  SetScalar(site->message, site->field, site->index, value);
   return absl::OkStatus();
 }
 
@@ -1172,8 +1219,7 @@ namespace internal {
 
 std::string ExplainTextError(const std::string& text, int line, int column, const std::string& message,
                              const google::protobuf::Descriptor* root) {
-  const TokenizedText tokens = Tokenize(text);
-  ErrorLocator locator(tokens, root);
+  ErrorLocator locator(text, root);
   const ErrorSite site = locator.Locate(Loc{line, column});
   Diagnostics d("");
   d.Add(site.loc, site.field, ExplainParseError(site, message));
@@ -1236,8 +1282,8 @@ absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
 
 absl::StatusOr<ScalarKind> ScalarKindAt(const Scenario& scenario, absl::string_view path,
                                         absl::string_view flag) {
-  Scenario copy = scenario;
-  absl::StatusOr<ScalarSite> site = WalkToScalar(&copy, absl::StripAsciiWhitespace(path));
+  absl::StatusOr<ScalarSite<const Message>> site =
+      WalkToScalar(static_cast<const Message*>(&scenario), absl::StripAsciiWhitespace(path));
   if (!site.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(flag, " '", path, "': ", site.status().message()));
   }
@@ -1281,9 +1327,16 @@ absl::StatusOr<Scenario> ResolveVariant(const ScenarioFile& file,
                                         absl::string_view variant_name,
                                         const std::vector<std::string>& overrides,
                                         absl::string_view last_flag) {
-  Scenario edited = file.scenario;
-  absl::Status status = ApplyFileLevel(file.path, &edited, overrides);
-  if (!status.ok()) return status;
+  // The file as --set edits it: copied only if a file-level assignment
+  // changes it.
+  std::optional<Scenario> edited_copy;
+  if (std::any_of(overrides.begin(), overrides.end(),
+                  [](const std::string& o) { return IsFileLevelOverride(o); })) {
+    edited_copy = file.scenario;
+    absl::Status status = ApplyFileLevel(file.path, &*edited_copy, overrides);
+    if (!status.ok()) return status;
+  }
+  const Scenario& edited = edited_copy ? *edited_copy : file.scenario;
 
   Scenario resolved = edited;
   std::string where = file.path;
@@ -1310,7 +1363,7 @@ absl::StatusOr<Scenario> ResolveVariant(const ScenarioFile& file,
   for (const std::string& o : overrides) {
     if (!IsFileLevelOverride(o)) run_level.push_back(o);
   }
-  status = ApplyOverrides(&resolved, run_level);
+  absl::Status status = ApplyOverrides(&resolved, run_level);
   if (!status.ok()) return status;
 
   // Everything was checked on the way in; this guards the contract that a

@@ -229,6 +229,20 @@ TEST(ParseErrorTest, AllUnknownFieldsAreReported) {
   EXPECT_THAT(lines[2], StartsWith(At("unknowns.textproto", 3, 7, "run.seeed")));
 }
 
+// The errors of one text are located in one scan that goes on from each to
+// the next: the count of a repeated field's elements carries over.
+TEST(ParseErrorTest, ErrorsAfterEachOtherKeepTheirElementIndices) {
+  const std::string message = LoadError("indices.textproto",
+                                        "variant { name: \"a\" bogus: 1 }\n"
+                                        "variant { name: \"b\" bogus: 2 }\n"
+                                        "platform { cpus: }\n");
+  EXPECT_THAT(std::vector<std::string>(absl::StrSplit(message, '\n')),
+              ElementsAre(StartsWith(At("indices.textproto", 1, 21, "variant[0].bogus")),
+                          StartsWith(At("indices.textproto", 2, 21, "variant[1].bogus")),
+                          StartsWith(At("indices.textproto", 3, 18, "platform.cpus"))))
+      << message;
+}
+
 // --- Value checks ---------------------------------------------------------
 
 TEST(ValueCheckTest, NegativeDuration) {
