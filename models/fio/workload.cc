@@ -214,11 +214,14 @@ class Workload::Sink : public models::CompletionSink {
     ++job.completed_count;
     ++job.completions;
     // aio_complete / the block layer's wake-up of a task sleeping for its
-    // I/O: every completion wakes the sleeper, which rechecks.
-    if (job.sleeping) co_await cpu.scheduler()->TryToWakeUp(*job.task, cpu);
+    // I/O: every completion wakes the sleeper, which rechecks. Nothing to
+    // await otherwise (an empty Task: no frame, no event).
+    return job.sleeping ? WakeUp(job, cpu) : sim::Task();
   }
 
  private:
+  static sim::Task WakeUp(Job& job, models::Cpu& cpu) { co_await cpu.scheduler()->TryToWakeUp(*job.task, cpu); }
+
   Workload* workload_;
 };
 
@@ -271,15 +274,12 @@ void Workload::AddSys(Job& j, sim::Time t) {
   window_.sys += t;
 }
 
-sim::Task Workload::Work(Job& job, sim::Time cost, bool user) {
-  if (cost == sim::Time::Zero()) co_return;
-  if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
-  (user ? window_.usr : window_.sys) += cost;
-  if (user) {
-    co_await job.task->RunUser(cost);
-  } else {
-    co_await job.task->Run(cost);
+models::Cpu::WorkAwaiter Workload::Work(Job& job, sim::Time cost, bool user) {
+  if (cost != sim::Time::Zero()) {
+    if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
+    (user ? window_.usr : window_.sys) += cost;
   }
+  return user ? job.task->RunUser(cost) : job.task->Run(cost);  // zero: no wait, no event
 }
 
 // get_io_u: direction (rwmix), block size, offset.
@@ -340,11 +340,13 @@ void Workload::Account(Job& j, IoU& u, sim::Time now) {
   DirStats& d = ts.ddir[u.ddir];
   const uint64_t clat = static_cast<uint64_t>((now - u.issue_time).ps() / 1000);
   const uint64_t lat = static_cast<uint64_t>((now - u.start_time).ps() / 1000);
-  d.clat.Record(clat);
-  d.lat.Record(lat);
+  if (per_job_latency_) {
+    d.clat.Record(clat);
+    d.lat.Record(lat);
+    MarkLatency(ts, clat);
+  }
   d.io_bytes += u.rq.bytes;
   ++d.total_ios;
-  MarkLatency(ts, clat);
   j.window_bytes[u.ddir] += u.rq.bytes;
   ++j.window_ios[u.ddir];
   ++j.ios;
@@ -405,7 +407,9 @@ sim::Task Workload::Commit(Job& j) {
   const bool acct = j.Accounting(now);
   for (IoU* u : j.pending) {
     u->issue_time = now;  // fio_libaio_queued: issue time after io_submit returns
-    if (acct && u->start_time >= j.measure_start) j.ts.ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
+    if (acct && per_job_latency_ && u->start_time >= j.measure_start) {
+      j.ts.ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
+    }
     j.inflight.push_back(u);
   }
   if (acct) {
@@ -728,6 +732,7 @@ std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) 
 }
 
 absl::Status Workload::Start() {
+  per_job_latency_ = false;  // nothing reads the jobs' reports
   FioReport unused;
   std::vector<std::vector<Job*>> groups = BuildJobs(unused);
   if (groups.size() != 1) {

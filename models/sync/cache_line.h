@@ -72,15 +72,21 @@ class CacheLine {
  private:
   // Updates the line's state for an access on `cpu` and returns its cost.
   sim::Time Access(Cpu& cpu, bool write);
-  bool HasCopy(const Cpu& cpu) const;
+  bool HasCopy(const Cpu& cpu) const {
+    if (writer_ == nullptr || writer_ == &cpu) return true;
+    const auto id = static_cast<size_t>(cpu.id());
+    return id / 64 < readers_.size() && ((readers_[id / 64] >> (id % 64)) & 1) != 0;
+  }
 
   std::string name_;
-  LockHandoffCosts costs_;
+  std::array<sim::Time, kCpuDistances> costs_;  // LockHandoffCosts::Table()
   int home_ = -1;
   bool serialized_ = false;
   sim::Time free_at_;  // serialized: when the transfer in flight ends
   const Cpu* writer_ = nullptr;
-  std::vector<const Cpu*> readers_;  // CPUs with a copy since the last write
+  // The CPUs with a copy since the last write: a bit per CPU id (the CPUs
+  // of one machine have distinct ids).
+  std::vector<uint64_t> readers_;
   uint64_t accesses_ = 0;
   uint64_t transfers_ = 0;
   std::array<uint64_t, kCpuDistances> transfers_by_{};
