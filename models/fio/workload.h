@@ -161,10 +161,12 @@ class Workload {
   } disk_;
   void DiskIssue(int n);
   void DiskComplete(const IoU& u);
-  // Whether each job's latency statistics (slat, clat, lat and their
-  // buckets, which only Run()'s report shows) are kept; Start() turns them
-  // off.
-  bool per_job_latency_ = true;
+  // Whether each job keeps fio's per-job report (ThreadStat: its latency
+  // histograms are most of a job's memory), which only Run() shows. Start()
+  // turns it off: the jobs' counters then go to `unreported_`, which
+  // nothing reads, and their latencies are not recorded.
+  bool job_reports_ = true;
+  std::unique_ptr<ThreadStat> unreported_;
 
 };
 

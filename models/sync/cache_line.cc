@@ -33,11 +33,11 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
   }
   if (write) {
     writer_ = &cpu;
-    std::fill(readers_.begin(), readers_.end(), 0);
+    ++writes_;
   } else if (!here) {
     const auto id = static_cast<size_t>(cpu.id());
-    if (id / 64 >= readers_.size()) readers_.resize(id / 64 + 1, 0);
-    readers_[id / 64] |= uint64_t{1} << (id % 64);
+    if (id >= copy_at_.size()) copy_at_.resize(id + 1, 0);
+    copy_at_[id] = writes_;
   }
   return cost;
 }
