@@ -61,8 +61,11 @@ struct Job {
   std::unique_ptr<sim::Signal> finished;  // notified when the job ends
   std::vector<Job*> waits_for;            // wait_for=: jobs to finish first
 
-  // Accounting, after ramp.
-  ThreadStat ts;
+  // Accounting, after ramp. `ts` is the job's own report, or, when no
+  // report is made (Workload::Start), one the workload's jobs share and
+  // nobody reads.
+  std::unique_ptr<ThreadStat> own_ts;
+  ThreadStat* ts = nullptr;
   sim::Time usr, sys;
   uint64_t window_bytes[kDdirs] = {}, window_ios[kDdirs] = {};
   std::vector<double> bw_samples[kDdirs], iops_samples[kDdirs];
@@ -214,11 +217,14 @@ class Workload::Sink : public models::CompletionSink {
     ++job.completed_count;
     ++job.completions;
     // aio_complete / the block layer's wake-up of a task sleeping for its
-    // I/O: every completion wakes the sleeper, which rechecks.
-    if (job.sleeping) co_await cpu.scheduler()->TryToWakeUp(*job.task, cpu);
+    // I/O: every completion wakes the sleeper, which rechecks. Nothing to
+    // await otherwise (an empty Task: no frame, no event).
+    return job.sleeping ? WakeUp(job, cpu) : sim::Task();
   }
 
  private:
+  static sim::Task WakeUp(Job& job, models::Cpu& cpu) { co_await cpu.scheduler()->TryToWakeUp(*job.task, cpu); }
+
   Workload* workload_;
 };
 
@@ -271,15 +277,12 @@ void Workload::AddSys(Job& j, sim::Time t) {
   window_.sys += t;
 }
 
-sim::Task Workload::Work(Job& job, sim::Time cost, bool user) {
-  if (cost == sim::Time::Zero()) co_return;
-  if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
-  (user ? window_.usr : window_.sys) += cost;
-  if (user) {
-    co_await job.task->RunUser(cost);
-  } else {
-    co_await job.task->Run(cost);
+models::Cpu::WorkAwaiter Workload::Work(Job& job, sim::Time cost, bool user) {
+  if (cost != sim::Time::Zero()) {
+    if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
+    (user ? window_.usr : window_.sys) += cost;
   }
+  return user ? job.task->RunUser(cost) : job.task->Run(cost);  // zero: no wait, no event
 }
 
 // get_io_u: direction (rwmix), block size, offset.
@@ -336,15 +339,17 @@ void Workload::PrepareIo(Job& j, IoU& u) {
 void Workload::Account(Job& j, IoU& u, sim::Time now) {
   j.ChangeOpen(-1, now);
   if (!j.Accounting(now)) return;
-  ThreadStat& ts = j.ts;
+  ThreadStat& ts = *j.ts;
   DirStats& d = ts.ddir[u.ddir];
   const uint64_t clat = static_cast<uint64_t>((now - u.issue_time).ps() / 1000);
   const uint64_t lat = static_cast<uint64_t>((now - u.start_time).ps() / 1000);
-  d.clat.Record(clat);
-  d.lat.Record(lat);
+  if (job_reports_) {
+    d.clat.Record(clat);
+    d.lat.Record(lat);
+    MarkLatency(ts, clat);
+  }
   d.io_bytes += u.rq.bytes;
   ++d.total_ios;
-  MarkLatency(ts, clat);
   j.window_bytes[u.ddir] += u.rq.bytes;
   ++j.window_ios[u.ddir];
   ++j.ios;
@@ -362,9 +367,9 @@ sim::Task Workload::RunSyncEngine(Job& j) {
     PrepareIo(j, u);
     const bool acct = j.Accounting(sim_->Now());
     if (acct) {
-      ++j.ts.io_depth[0];
-      ++j.ts.io_submit[1];
-      ++j.ts.total_submit;
+      ++j.ts->io_depth[0];
+      ++j.ts->io_submit[1];
+      ++j.ts->total_submit;
     }
     // pread/pwrite/preadv2: the syscall, then the block layer below it.
     co_await Work(j, costs_.syscall, false);
@@ -383,8 +388,8 @@ sim::Task Workload::RunSyncEngine(Job& j) {
     j.completed_count = 0;
     Account(j, u, sim_->Now());
     if (j.Accounting(sim_->Now())) {
-      ++j.ts.io_complete[1];
-      ++j.ts.total_complete;
+      ++j.ts->io_complete[1];
+      ++j.ts->total_complete;
     }
   }
 }
@@ -405,12 +410,14 @@ sim::Task Workload::Commit(Job& j) {
   const bool acct = j.Accounting(now);
   for (IoU* u : j.pending) {
     u->issue_time = now;  // fio_libaio_queued: issue time after io_submit returns
-    if (acct && u->start_time >= j.measure_start) j.ts.ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
+    if (acct && job_reports_ && u->start_time >= j.measure_start) {
+      j.ts->ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
+    }
     j.inflight.push_back(u);
   }
   if (acct) {
-    ++j.ts.io_submit[BatchBucket(n)];
-    j.ts.total_submit += 1;
+    ++j.ts->io_submit[BatchBucket(n)];
+    j.ts->total_submit += 1;
     AddSys(j, now - t0 - (costs_.syscall + costs_.aio_per_iocb * static_cast<int64_t>(n)));
   }
   j.pending.clear();
@@ -452,8 +459,8 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
     ++n;
   }
   if (j.Accounting(sim_->Now())) {
-    ++j.ts.io_complete[BatchBucket(n)];
-    ++j.ts.total_complete;
+    ++j.ts->io_complete[BatchBucket(n)];
+    ++j.ts->total_complete;
   }
 }
 
@@ -473,7 +480,7 @@ sim::Task Workload::RunAsyncEngine(Job& j) {
       PrepareIo(j, *u);
       j.pending.push_back(u);
       ++j.cur_depth;
-      if (j.Accounting(sim_->Now())) ++j.ts.io_depth[DepthBucket(j.cur_depth)];
+      if (j.Accounting(sim_->Now())) ++j.ts->io_depth[DepthBucket(j.cur_depth)];
       if (j.pending.size() >= batch || !j.MoreToIssue()) co_await Commit(j);
     } else if (!j.MoreToIssue()) {
       // Out of work (or stopped): commit what is queued and reap the rest.
@@ -599,7 +606,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
     if (now >= next_sample) {
       for (Job* j : group) {
         for (int d = 0; d < kDdirs; ++d) {
-          if (j->ts.ddir[d].total_ios == 0) continue;
+          if (j->ts->ddir[d].total_ios == 0) continue;
           j->bw_samples[d].push_back(static_cast<double>(j->window_bytes[d]) / 1024 / sample_period.ToSeconds());
           j->iops_samples[d].push_back(static_cast<double>(j->window_ios[d]) / sample_period.ToSeconds());
           j->window_bytes[d] = j->window_ios[d] = 0;
@@ -636,7 +643,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
     for (Job* j : group) {
       const double elapsed = (j->loop_end - j->measure_start).ToSeconds();
       uint64_t bytes = 0;
-      for (int d = 0; d < kDdirs; ++d) bytes += j->ts.ddir[d].io_bytes;
+      for (int d = 0; d < kDdirs; ++d) bytes += j->ts->ddir[d].io_bytes;
       const double total = static_cast<double>(j->opt.size) * j->opt.loops;
       if (bytes > 0 && total > 0) longest = std::max(longest, elapsed * total / bytes);
     }
@@ -698,7 +705,14 @@ std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) 
       j->pending.reserve(static_cast<size_t>(n));
       j->finished = std::make_unique<sim::Signal>(*sim_);
       j->task = std::make_unique<models::Task>(absl::StrCat("fio/", o.name, ".", k), std::move(affinity));
-      ThreadStat& ts = j->ts;
+      if (!job_reports_) {
+        if (unreported_ == nullptr) unreported_ = std::make_unique<ThreadStat>();
+        j->ts = unreported_.get();
+      } else {
+        j->own_ts = std::make_unique<ThreadStat>();
+        j->ts = j->own_ts.get();
+      }
+      ThreadStat& ts = *j->ts;
       ts.name = o.name;
       ts.description = o.description;
       ts.groupid = group;
@@ -728,6 +742,7 @@ std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) 
 }
 
 absl::Status Workload::Start() {
+  job_reports_ = false;  // nothing reads the jobs' reports
   FioReport unused;
   std::vector<std::vector<Job*>> groups = BuildJobs(unused);
   if (groups.size() != 1) {
@@ -796,7 +811,7 @@ FioReport Workload::Run() {
   // Per-job reports, then per group (group_reporting) or per job.
   for (auto& jp : jobs_) {
     Job& j = *jp;
-    ThreadStat& ts = j.ts;
+    ThreadStat& ts = *j.ts;
     const sim::Time measured = j.loop_end - j.measure_start;
     for (int d = 0; d < kDdirs; ++d) {
       DirStats& ds = ts.ddir[d];
@@ -817,7 +832,7 @@ FioReport Workload::Run() {
     std::vector<ThreadStat> members;
     bool grouped = false;
     for (Job* j : groups[g]) {
-      members.push_back(j->ts);
+      members.push_back(*j->ts);
       grouped = grouped || j->opt.group_reporting;
     }
     std::vector<ThreadStat> entities;

@@ -117,7 +117,10 @@ class Workload {
   sim::Task RunAsyncEngine(Job& job);
   sim::Task Commit(Job& job);
   sim::Task Reap(Job& job, uint64_t min_events, uint64_t max_events);
-  sim::Task Work(Job& job, sim::Time cost, bool user);
+  // `cost` of fio's (user) or its syscalls' (system) work on the job's
+  // CPU, accounted to the job: `co_await Work(...)`, one event (none when
+  // zero), without a coroutine frame of its own.
+  models::Cpu::WorkAwaiter Work(Job& job, sim::Time cost, bool user);
   sim::Task Sleep(Job& job, uint64_t min_events);
   void AddSys(Job& job, sim::Time t);
   // Creates the jobs of every group (report headers filled).
@@ -158,6 +161,12 @@ class Workload {
   } disk_;
   void DiskIssue(int n);
   void DiskComplete(const IoU& u);
+  // Whether each job keeps fio's per-job report (ThreadStat: its latency
+  // histograms are most of a job's memory), which only Run() shows. Start()
+  // turns it off: the jobs' counters then go to `unreported_`, which
+  // nothing reads, and their latencies are not recorded.
+  bool job_reports_ = true;
+  std::unique_ptr<ThreadStat> unreported_;
 
 };
 

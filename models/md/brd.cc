@@ -14,10 +14,10 @@ sim::Time Brd::Cost(uint32_t bytes) const {
 // brd_submit_bio(): bio_for_each_segment -> brd_do_bvec (copy_to_brd_setup
 // and copy_to_brd for a write, copy_from_brd for a read, each looking the
 // page up first), then bio_endio(bio).
-sim::Task Brd::SubmitBio(Cpu& cpu, uint32_t bytes) {
+Cpu::WorkAwaiter Brd::SubmitBio(Cpu& cpu, uint32_t bytes) {
   ++bios_;
   pages_ += (bytes + kPageSize - 1) / kPageSize;
-  co_await cpu.Run(Cost(bytes));
+  return cpu.Run(Cost(bytes));
 }
 
 }  // namespace models

@@ -38,8 +38,9 @@ class Brd {
   // brd_submit_bio() of a `bytes`-long bio by the task running on `cpu`:
   // brd_do_bvec for each page (lookup, copy), then bio_endio. Returns when
   // the data is copied; the caller runs the bio's end_io next, as bio_endio
-  // does inside brd_submit_bio.
-  sim::Task SubmitBio(Cpu& cpu, uint32_t bytes);
+  // does inside brd_submit_bio. One charge of CPU time (an awaiter, no
+  // coroutine frame).
+  Cpu::WorkAwaiter SubmitBio(Cpu& cpu, uint32_t bytes);
   // What SubmitBio charges for a `bytes`-long bio.
   sim::Time Cost(uint32_t bytes) const;
 

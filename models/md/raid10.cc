@@ -117,22 +117,12 @@ void Raid10::AddMd(sim::Time since, sim::Time spin_since, const Cpu& cpu, uint64
   stats_.md += (sim_->Now() - since) - (cpu.TimeIn(CpuTime::kSpin) - spin_since);
 }
 
-// The syscall's kernel path, run without preemption.
+// The syscall's kernel path, run without preemption: blkdev_write_iter
+// (blk_start_plug ... blk_finish_plug around the write) or
+// blkdev_read_iter, into __blkdev_direct_IO_async and submit_bio().
 sim::Task Raid10::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   (void)last;  // every bio is completed before the next one is submitted
   cpu.PreemptDisable();
-  co_await BlkdevDirectIo(cpu, rq);
-  cpu.PreemptEnable();
-}
-
-sim::Task Raid10::Poll(Cpu& cpu, BlockRequest& rq) {
-  (void)cpu, (void)rq;
-  co_return;
-}
-
-// blkdev_write_iter (blk_start_plug ... blk_finish_plug around the write)
-// or blkdev_read_iter, into __blkdev_direct_IO_async and submit_bio().
-sim::Task Raid10::BlkdevDirectIo(Cpu& cpu, BlockRequest& rq) {
   Plug plug;
   const sim::Time t = costs_.dio_submit.value + (rq.write ? costs_.plug.value : sim::Time::Zero());
   stats_.dio += t;
@@ -143,15 +133,21 @@ sim::Task Raid10::BlkdevDirectIo(Cpu& cpu, BlockRequest& rq) {
   co_await MdSubmitBio(cpu, rq, rq.write ? &plug : nullptr, bio_list);
   for (int i = 0; i < bio_list.n; ++i) co_await SubmitBioNoacct(cpu, *bio_list.bios[static_cast<size_t>(i)]);
   if (rq.write) co_await BlkFinishPlug(cpu, plug);
+  cpu.PreemptEnable();
+}
+
+sim::Task Raid10::Poll(Cpu& cpu, BlockRequest& rq) {
+  (void)cpu, (void)rq;
+  co_return;
 }
 
 // blk_finish_plug -> flush_plug_callbacks: each callback is taken off the
 // plug and called with from_schedule = false.
 sim::Task Raid10::BlkFinishPlug(Cpu& cpu, Plug& plug) {
-  if (plug.cb == nullptr) co_return;
+  if (plug.cb == nullptr) return sim::Task();
   PlugCb* cb = plug.cb;
   plug.cb = nullptr;
-  co_await Unplug(cpu, *cb, /*from_schedule=*/false);
+  return Unplug(cpu, *cb, /*from_schedule=*/false);
 }
 
 // submit_bio_noacct() of a member bio outside md_submit_bio: brd's
@@ -186,14 +182,14 @@ sim::Task Raid10::MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& b
     ++stats_.reads;
     co_await ReadRequest(cpu, r10, bio_list);
   }
-  co_await WakeUpBarrier(cpu);
+  if (co_await WqHasSleeper(cpu)) co_await WakeUp(cpu);  // wake_up_barrier(conf)
 }
 
 // raid10_read_request(): regular_request_wait (wait_barrier), read_balance,
 // md_account_bio's clone and the member bio's clone, submit_bio_noacct of
 // the member bio (queued on current->bio_list).
 sim::Task Raid10::ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list) {
-  co_await WaitBarrier(cpu);
+  if (!co_await WaitBarrierNolock(cpu)) co_await WaitBarrier(cpu);
   co_await ReadBalance(cpu, r10);
   co_await Md(cpu, costs_.bio_clone.value * 2);
   Bio& b = r10.devs[static_cast<size_t>(r10.read_slot)];
@@ -201,18 +197,23 @@ sim::Task Raid10::ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list) {
   bio_list.bios[static_cast<size_t>(bio_list.n++)] = &b;
 }
 
-// wait_barrier(conf, false): wait_barrier_nolock's lock-free path --
-// read_seqbegin(&conf->resync_lock), READ_ONCE(conf->barrier),
-// atomic_inc(&conf->nr_pending), read_seqretry -- and, when a barrier is
-// raised, the slow path under conf->resync_lock.
-sim::Task Raid10::WaitBarrier(Cpu& cpu) {
+// wait_barrier(conf, false) begins with wait_barrier_nolock()'s lock-free
+// path: read_seqbegin(&conf->resync_lock), READ_ONCE(conf->barrier) and,
+// with no barrier raised, atomic_inc(&conf->nr_pending) and
+// read_seqretry. Resumes with whether it got through (true: no barrier).
+Raid10::NolockAwaiter Raid10::WaitBarrierNolock(Cpu& cpu) {
   sim::Time t = costs_.barrier_check.value + resync_seq_.ReadCost(cpu);
-  if (barrier_ == 0) {
+  const bool through = barrier_ == 0;
+  if (through) {
     ++nr_pending_count_;
-    co_await Md(cpu, t + nr_pending_.WriteCost(cpu));
-    co_return;
+    t += nr_pending_.WriteCost(cpu);
   }
-  co_await Md(cpu, t);
+  return NolockAwaiter{Md(cpu, t), through};
+}
+
+// The rest of wait_barrier(), when wait_barrier_nolock() did not get
+// through: the slow path under conf->resync_lock.
+sim::Task Raid10::WaitBarrier(Cpu& cpu) {
   // write_seqlock_irq(&conf->resync_lock): with a barrier raised the task
   // would sleep on conf->wait_barrier here until it drops; nothing in this
   // model raises one (no resync, recovery or freeze_array).
@@ -223,22 +224,21 @@ sim::Task Raid10::WaitBarrier(Cpu& cpu) {
   resync_lock_.UnlockIrqRestore(cpu);
 }
 
-// allow_barrier(): atomic_dec_and_test(&conf->nr_pending), and
-// wake_up_barrier(conf) when it reaches zero (or a freeze is pending).
-sim::Task Raid10::AllowBarrier(Cpu& cpu) {
-  co_await Md(cpu, nr_pending_.WriteCost(cpu));
-  if (--nr_pending_count_ == 0) co_await WakeUpBarrier(cpu);
+// allow_barrier()'s atomic_dec_and_test(&conf->nr_pending): resumes with
+// whether the count reached zero, when allow_barrier calls
+// wake_up_barrier(conf) (or a freeze is pending).
+Raid10::DecAndTestAwaiter Raid10::AllowBarrierDec(Cpu& cpu) {
+  return DecAndTestAwaiter{Md(cpu, nr_pending_.WriteCost(cpu)), &nr_pending_count_};
 }
 
-// wake_up_barrier(conf): wq_has_sleeper(&conf->wait_barrier) -- smp_mb()
-// and the list check, no lock -- then wake_up() only if someone waits.
-sim::Task Raid10::WakeUpBarrier(Cpu& cpu) {
+// wake_up_barrier(conf) is `if (wq_has_sleeper(&conf->wait_barrier))
+// wake_up(&conf->wait_barrier);`, written so at each caller. This is its
+// wq_has_sleeper -- smp_mb() and the list check, no lock -- resuming with
+// whether someone waits; its time is md's.
+Raid10::HasSleeperAwaiter Raid10::WqHasSleeper(Cpu& cpu) {
   ++stats_.has_sleeper_checks;
-  const sim::Time t0 = sim_->Now(), spin0 = cpu.TimeIn(CpuTime::kSpin);
-  const uint64_t epoch = epoch_;
-  const bool sleeper = co_await wait_barrier_.HasSleeper(cpu);
-  AddMd(t0, spin0, cpu, epoch);
-  if (sleeper) co_await WakeUp(cpu);
+  return HasSleeperAwaiter{this, &cpu, sim_->Now(), cpu.TimeIn(CpuTime::kSpin), epoch_,
+                           wait_barrier_.HasSleeper(cpu)};
 }
 
 // wake_up(&conf->wait_barrier): __wake_up -> __wake_up_common_lock, which
@@ -255,7 +255,7 @@ sim::Task Raid10::WakeUp(Cpu& cpu) {
 // the rdev's nr_pending and (when it has I/O pending) the distance from
 // its head_position; the copy with the fewest pending wins (the first on a
 // tie), and its rdev->nr_pending is raised.
-sim::Task Raid10::ReadBalance(Cpu& cpu, R10Bio& r10) {
+Cpu::WorkAwaiter Raid10::ReadBalance(Cpu& cpu, R10Bio& r10) {
   sim::Time t = costs_.read_balance.value;
   int best = 0;
   int64_t min_pending = std::numeric_limits<int64_t>::max();
@@ -272,7 +272,7 @@ sim::Task Raid10::ReadBalance(Cpu& cpu, R10Bio& r10) {
   ++rdev_pending_count_[static_cast<size_t>(best)];
   t += rdev_pending_[static_cast<size_t>(best)]->WriteCost(cpu);
   r10.read_slot = best;
-  co_await Md(cpu, t);
+  return Md(cpu, t);
 }
 
 // raid10_write_request(): regular_request_wait (wait_barrier),
@@ -280,7 +280,7 @@ sim::Task Raid10::ReadBalance(Cpu& cpu, R10Bio& r10) {
 // raised, md_account_bio's clone, remaining = 1, raid10_write_one_disk per
 // copy, one_write_done.
 sim::Task Raid10::WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug) {
-  co_await WaitBarrier(cpu);
+  if (!co_await WaitBarrierNolock(cpu)) co_await WaitBarrier(cpu);
   sim::Time t = costs_.find_phys.value + costs_.bio_clone.value;
   for (int d = 0; d < kCopies; ++d) {
     ++rdev_pending_count_[static_cast<size_t>(d)];
@@ -297,14 +297,16 @@ sim::Task Raid10::WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug) {
 // write here runs under blkdev_write_iter's plug, so the branch without a
 // plug (conf->pending_bio_list under conf->device_lock, for raid10d) is
 // not taken. REQUIRES: plug.
-sim::Task Raid10::WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug) {
+Cpu::WorkAwaiter Raid10::WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug) {
   Bio& b = r10.devs[static_cast<size_t>(slot)];
   b = Bio{&r10, slot, /*write=*/true, r10.bytes};
   ++r10.remaining;
   sim::Time t = costs_.bio_clone.value;
   PlugCb& cb = *BlkCheckPlugged(*plug, &t);
-  co_await Md(cpu, t);
+  // The clone joins the callback's list now: the plug is this task's own,
+  // no other CPU sees the list.
   cb.pending[static_cast<size_t>(cb.n++)] = &b;
+  return Md(cpu, t);
 }
 
 // blk_check_plugged(raid10_unplug, mddev, size): md's callback on the
@@ -332,7 +334,7 @@ sim::Task Raid10::Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule) {
   ++stats_.unplugs;
   const PlugCb pending = cb;
   if (params_.unplug_wake_up_barrier) {
-    co_await WakeUpBarrier(cpu);  // a8d5fdd4d270
+    if (co_await WqHasSleeper(cpu)) co_await WakeUp(cpu);  // wake_up_barrier(conf), a8d5fdd4d270
   } else {
     co_await WakeUp(cpu);
   }
@@ -374,8 +376,8 @@ sim::Task Raid10::EndWriteRequest(Cpu& cpu, Bio& bio) {
 // one_write_done(): the last reference ends the master (close_write,
 // raid_end_bio_io).
 sim::Task Raid10::OneWriteDone(Cpu& cpu, R10Bio& r10) {
-  if (--r10.remaining != 0) co_return;
-  co_await RaidEndBioIo(cpu, r10);
+  if (--r10.remaining != 0) return sim::Task();
+  return RaidEndBioIo(cpu, r10);
 }
 
 // raid_end_bio_io(): bio_end_io_acct and bio_endio of the master -- md's
@@ -387,7 +389,10 @@ sim::Task Raid10::RaidEndBioIo(Cpu& cpu, R10Bio& r10) {
   stats_.dio += costs_.dio_complete.value;
   co_await cpu.Run(costs_.end_bio_io.value + costs_.dio_complete.value);
   co_await rq.sink->Complete(rq, cpu);
-  co_await AllowBarrier(cpu);
+  // allow_barrier(conf)
+  if (co_await AllowBarrierDec(cpu)) {
+    if (co_await WqHasSleeper(cpu)) co_await WakeUp(cpu);  // wake_up_barrier(conf)
+  }
   FreeR10Bio(&r10);
 }
 

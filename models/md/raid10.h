@@ -3,8 +3,9 @@
 // md.c), under the direct-I/O path of the array's block device file
 // (block/fops.c) as fio's libaio engine drives it.
 //
-// Each kernel function on the path is one coroutine, in its C source's
-// order, run by the submitting task on its CPU: brd completes every bio
+// Each kernel function on the path is one function, in its C source's
+// order (a coroutine, or an awaiter when its only wait is one charge of CPU
+// time), run by the submitting task on its CPU: brd completes every bio
 // inside its own submit_bio, so an I/O is submitted, copied and completed
 // within the task's io_submit -- no interrupt, no md thread, no sleep.
 //
@@ -54,6 +55,7 @@
 #define VIOSIM_MODELS_MD_RAID10_H_
 
 #include <array>
+#include <coroutine>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -173,20 +175,34 @@ class Raid10 final : public BlockStack {
   struct Plug;
   struct BioList;
 
-  // block/fops.c and block/blk-core.c.
-  sim::Task BlkdevDirectIo(Cpu& cpu, BlockRequest& rq);
+  // A step whose only wait is its one charge of CPU time returns that
+  // charge (an awaiter) instead of being a coroutine, and a step that only
+  // calls another returns that one's Task (or an empty Task): the same
+  // events in the same order, without a coroutine frame per step. Their
+  // awaiters resume with what the kernel function returns.
+  struct NolockAwaiter;
+  struct DecAndTestAwaiter;
+  struct HasSleeperAwaiter;
+
+  // block/fops.c and block/blk-core.c (Submit is blkdev_{read,write}_iter).
   sim::Task BlkFinishPlug(Cpu& cpu, Plug& plug);
   sim::Task SubmitBioNoacct(Cpu& cpu, Bio& bio);
   // drivers/md.
   sim::Task MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list);
   sim::Task ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list);
+  // wait_barrier(): `if (!co_await WaitBarrierNolock(cpu)) co_await
+  // WaitBarrier(cpu);`, the second being its slow path.
+  NolockAwaiter WaitBarrierNolock(Cpu& cpu);
   sim::Task WaitBarrier(Cpu& cpu);
-  sim::Task AllowBarrier(Cpu& cpu);
-  sim::Task WakeUpBarrier(Cpu& cpu);
+  // allow_barrier(): `if (co_await AllowBarrierDec(cpu))` wake_up_barrier.
+  DecAndTestAwaiter AllowBarrierDec(Cpu& cpu);
+  // wake_up_barrier(): `if (co_await WqHasSleeper(cpu)) co_await
+  // WakeUp(cpu);`.
+  HasSleeperAwaiter WqHasSleeper(Cpu& cpu);
   sim::Task WakeUp(Cpu& cpu);
-  sim::Task ReadBalance(Cpu& cpu, R10Bio& r10);
+  Cpu::WorkAwaiter ReadBalance(Cpu& cpu, R10Bio& r10);
   sim::Task WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug);
-  sim::Task WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug);
+  Cpu::WorkAwaiter WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug);
   PlugCb* BlkCheckPlugged(Plug& plug, sim::Time* cost);
   sim::Task Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule);
   sim::Time UpdateHeadPos(Cpu& cpu, const Bio& bio);
@@ -207,6 +223,39 @@ class Raid10 final : public BlockStack {
 
   R10Bio* AllocR10Bio();
   void FreeR10Bio(R10Bio* r10);
+
+  // wait_barrier_nolock(): its work, then whether it got through.
+  struct NolockAwaiter {
+    Cpu::WorkAwaiter work;
+    bool through;
+    bool await_ready() const noexcept { return work.await_ready(); }
+    void await_suspend(std::coroutine_handle<> h) { work.await_suspend(h); }
+    bool await_resume() const noexcept { return through; }
+  };
+  // atomic_dec_and_test(): the line's access, then the decrement (once the
+  // access is done, as the atomic instruction completes) and its test.
+  struct DecAndTestAwaiter {
+    Cpu::WorkAwaiter work;
+    int64_t* count;
+    bool await_ready() const noexcept { return work.await_ready(); }
+    void await_suspend(std::coroutine_handle<> h) { work.await_suspend(h); }
+    bool await_resume() const noexcept { return --*count == 0; }
+  };
+  // wq_has_sleeper() on conf->wait_barrier, its time added to md's when it
+  // returns (AddMd).
+  struct HasSleeperAwaiter {
+    Raid10* raid;
+    Cpu* cpu;
+    sim::Time since, spin_since;
+    uint64_t epoch;
+    WaitQueue::HasSleeperAwaiter check;
+    bool await_ready() const noexcept { return check.await_ready(); }
+    void await_suspend(std::coroutine_handle<> h) { check.await_suspend(h); }
+    bool await_resume() const {
+      raid->AddMd(since, spin_since, *cpu, epoch);
+      return check.await_resume();
+    }
+  };
 
   sim::Simulator* sim_;
   Raid10Costs costs_;

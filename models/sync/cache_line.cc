@@ -5,15 +5,12 @@
 
 namespace models {
 
-CacheLine::CacheLine(std::string name, const LockHandoffCosts& costs) : name_(std::move(name)), costs_(costs) {}
+CacheLine::CacheLine(std::string name, const LockHandoffCosts& costs)
+    : name_(std::move(name)), costs_(costs.Table()) {}
 
 void CacheLine::ResetStats() {
   accesses_ = transfers_ = 0;
   transfers_by_.fill(0);
-}
-
-bool CacheLine::HasCopy(const Cpu& cpu) const {
-  return writer_ == nullptr || writer_ == &cpu || std::find(readers_.begin(), readers_.end(), &cpu) != readers_.end();
 }
 
 sim::Time CacheLine::Access(Cpu& cpu, bool write) {
@@ -21,10 +18,10 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
   // A write needs the line exclusive: a copy read since the last write is
   // not enough.
   const bool here = write ? (writer_ == nullptr || writer_ == &cpu) : HasCopy(cpu);
-  sim::Time cost = costs_.same_cpu.value;
+  sim::Time cost = costs_[static_cast<int>(CpuDistance::kSame)];
   if (!here) {
     const CpuDistance d = HomedDistance(writer_->place(), cpu.place(), home_);
-    cost = costs_.Of(d);
+    cost = costs_[static_cast<int>(d)];
     if (serialized_) {
       const sim::Time now = cpu.sim().Now();
       const sim::Time start = std::max(now, free_at_);
@@ -36,9 +33,11 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
   }
   if (write) {
     writer_ = &cpu;
-    readers_.clear();
+    ++writes_;
   } else if (!here) {
-    readers_.push_back(&cpu);
+    const auto id = static_cast<size_t>(cpu.id());
+    if (id >= copy_at_.size()) copy_at_.resize(id + 1, 0);
+    copy_at_[id] = writes_;
   }
   return cost;
 }

@@ -72,15 +72,24 @@ class CacheLine {
  private:
   // Updates the line's state for an access on `cpu` and returns its cost.
   sim::Time Access(Cpu& cpu, bool write);
-  bool HasCopy(const Cpu& cpu) const;
+  bool HasCopy(const Cpu& cpu) const {
+    if (writer_ == nullptr || writer_ == &cpu) return true;
+    const auto id = static_cast<size_t>(cpu.id());
+    return id < copy_at_.size() && copy_at_[id] == writes_;
+  }
 
   std::string name_;
-  LockHandoffCosts costs_;
+  std::array<sim::Time, kCpuDistances> costs_;  // LockHandoffCosts::Table()
   int home_ = -1;
   bool serialized_ = false;
   sim::Time free_at_;  // serialized: when the transfer in flight ends
   const Cpu* writer_ = nullptr;
-  std::vector<const Cpu*> readers_;  // CPUs with a copy since the last write
+  // Writes so far, and per CPU id (the CPUs of one machine have distinct
+  // ids) the value it had when that CPU took its copy: a CPU has a copy
+  // since the last write when the two are equal, and a write drops every
+  // copy by counting itself.
+  uint64_t writes_ = 1;
+  std::vector<uint64_t> copy_at_;
   uint64_t accesses_ = 0;
   uint64_t transfers_ = 0;
   std::array<uint64_t, kCpuDistances> transfers_by_{};
