@@ -79,7 +79,25 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
   }
 }
 
-void EventQueue::PushSlow(Entry e, int64_t now) {
+void EventQueue::PushSlow(int64_t t, uint64_t seq, void* h, int64_t now) {
+  const int64_t b = t >> shift_;
+  const int32_t n = free_;
+  if (wheel_ && b > cur_ && b - cur_ < kSlots && n >= 0) [[likely]] {
+    // PushWheel's bucket case, with a free node.
+    const int slot = static_cast<int>(b & (kSlots - 1));
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    free_ = node.next;
+    node.e = Entry{t, seq, h};
+    node.next = heads_[slot];
+    heads_[slot] = n;
+    ++outside_;
+    bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
+    return;
+  }
+  PushOther(Entry{t, seq, h}, now);
+}
+
+void EventQueue::PushOther(Entry e, int64_t now) {
   if (wheel_) {
     PushWheel(e);
     return;

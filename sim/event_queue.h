@@ -75,7 +75,7 @@ class EventQueue {
       PushHeap(e);
       return;
     }
-    PushSlow(e, now);
+    PushSlow(e.t, e.seq, e.h, now);
   }
 
   // Takes the earliest entry out into `*out` if it is due at or before
@@ -89,7 +89,8 @@ class EventQueue {
 
   // The event loop's own path, split by layout so that the heap's entry
   // stays in registers: while !wheel(), heap_empty(), Top() and PopTop()
-  // (REQUIRES: !heap_empty()); else PopWheel().
+  // (REQUIRES: !heap_empty()); else PopWheel(), or its parts inline:
+  // Refill() when heap_empty(), then Top() and PopTopWheel().
   bool wheel() const { return wheel_; }
   bool heap_empty() const { return heap_n_ == 0; }
   const Entry& Top() const { return heap_[0]; }
@@ -99,6 +100,19 @@ class EventQueue {
     return top;
   }
   [[gnu::noinline]] bool PopWheel(int64_t limit, Entry* out);
+  // With the wheel and an empty heap: moves the next bucket's entries into
+  // the heap; false when nothing is pending.
+  bool Refill() {
+    if (outside_ == 0) return false;
+    Advance();
+    return true;
+  }
+  // PopTop() with the wheel (which it leaves when few entries are left).
+  Entry PopTopWheel() {
+    const Entry top = PopTop();
+    if (size() < kToHeap) [[unlikely]] ToHeap();
+    return top;
+  }
 
   // The earliest entry's time. REQUIRES: !empty().
   int64_t MinTime() const;
@@ -134,7 +148,11 @@ class EventQueue {
     int32_t next;  // the next node of the bucket's list, or -1
   };
   int64_t BucketOf(const Entry& e) const { return e.t >> shift_; }
-  [[gnu::noinline]] void PushSlow(Entry e, int64_t now);
+  // Push beyond the inline heap path. The entry comes as three scalars (in
+  // registers), and the common case, a link into a bucket, needs no frame;
+  // the rest (PushOther) is out of line.
+  [[gnu::noinline]] void PushSlow(int64_t t, uint64_t seq, void* h, int64_t now);
+  [[gnu::noinline]] void PushOther(Entry e, int64_t now);
   void PushWheel(Entry e);
   void PushNear(Entry e) {
     if (heap_n_ == capacity_) Grow();
@@ -145,10 +163,10 @@ class EventQueue {
   int NextSlot() const;
   // Makes the next bucket holding entries current and moves them into the
   // heap. REQUIRES: heap_n_ == 0, outside_ > 0.
-  void Advance();
+  [[gnu::noinline]] void Advance();
   // Sets the wheel up with the heap's entries, current bucket at `now`.
   void ToWheel(int64_t now);
-  void ToHeap();
+  [[gnu::noinline]] void ToHeap();
   // Empties the buckets and the far heap; the heap alone is in use again.
   void DropWheel();
   // Calls f(entry&) on every entry in the buckets and the far heap.

@@ -80,6 +80,20 @@ class Simulator {
   // but a cheap one: a FIFO append instead of a heap insertion. Use Delay(0)
   // to run after the events already scheduled for Now() instead.
   void Wake(std::coroutine_handle<> h) { ready_.push_back(h.address()); }
+  // Wake(h) as the last act of the running event, for an event the loop
+  // resumed itself (a Callback, not a coroutine resumed by another) that
+  // does nothing after it. With no other wakeup pending, `h` would run
+  // next: it is returned, for the event to transfer to at once (counted as
+  // an event, as the wakeup would be); the order of everything is Wake's.
+  // Otherwise it is queued as Wake queues it, and a null handle returned.
+  std::coroutine_handle<> WakeLast(std::coroutine_handle<> h) {
+    if (ready_head_ == ready_.size()) {
+      ++events_;
+      return h;
+    }
+    Wake(h);
+    return {};
+  }
 
   struct DelayAwaiter {
     Simulator* sim;
@@ -199,9 +213,9 @@ inline void Simulator::RunUntil(Time until) {
       if (queue_.heap_empty() || queue_.Top().t > limit) break;
       Fire(queue_.PopTop());
     } else {
-      Entry e;
-      if (!queue_.PopWheel(limit, &e)) break;
-      Fire(e);
+      if (queue_.heap_empty() && !queue_.Refill()) break;
+      if (queue_.Top().t > limit) break;
+      Fire(queue_.PopTopWheel());
     }
     if (!ready_.empty()) DrainReady();
     if (events_ >= next_progress_check_) [[unlikely]] CheckProgress();

@@ -8,11 +8,18 @@
 // `sim.ScheduleAt(t, cb.handle())`. The call is direct (F is a template
 // argument), not through a pointer.
 //
+// F may instead return a coroutine handle: the coroutine to run next, at
+// once, when the call returns (a symmetric transfer from the callback's
+// frame, no event of its own), or a null handle for none. It is for an
+// event whose last act would wake a coroutine that nothing else precedes
+// (Simulator::WakeLast).
+//
 // REQUIRES: at most one pending resumption at a time per Callback.
 #ifndef VIOSIM_MODELS_CPU_CALLBACK_H_
 #define VIOSIM_MODELS_CPU_CALLBACK_H_
 
 #include <coroutine>
+#include <type_traits>
 #include <utility>
 
 #include "sim/task.h"
@@ -20,11 +27,25 @@
 namespace models {
 
 namespace internal {
+// Suspends, then runs `next` (if any) in place of returning to the loop.
+struct TransferTo {
+  std::coroutine_handle<> next;
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<>) const noexcept {
+    return next ? next : std::noop_coroutine();
+  }
+  void await_resume() const noexcept {}
+};
+
 template <class T, auto F>
 sim::Task CallbackLoop(T* obj) {
   for (;;) {
-    (obj->*F)();
-    co_await std::suspend_always{};
+    if constexpr (std::is_void_v<decltype((obj->*F)())>) {
+      (obj->*F)();
+      co_await std::suspend_always{};
+    } else {
+      co_await TransferTo{(obj->*F)()};
+    }
   }
 }
 }  // namespace internal
@@ -32,7 +53,8 @@ sim::Task CallbackLoop(T* obj) {
 class Callback {
  public:
   Callback() = default;
-  // A callback calling obj->F(); F is a `void (T::*)()`.
+  // A callback calling obj->F(); F is a `void (T::*)()` or a
+  // `std::coroutine_handle<> (T::*)()` (the coroutine to run next).
   template <auto F, class T>
   static Callback Bind(T* obj) {
     Callback c;

@@ -330,7 +330,7 @@ void Cpu::SwitchTo(Task* next, bool free) {
   }
 }
 
-void Cpu::OnSwitchDone() {
+std::coroutine_handle<> Cpu::OnSwitchDone() {
   switching_ = false;
   ++switches_;
   Task* prev = std::exchange(switch_from_, nullptr);
@@ -348,8 +348,25 @@ void Cpu::OnSwitchDone() {
   // A pending interrupt first (both are wakeups, run in order), then the
   // task switched in.
   if (CanTakeIrq()) KickIrq();
-  if (curr_ == next) ThawCurrent();
-  if (curr_ == nullptr && !switching_) sched_->PickOnIdle(*this);
+  if (curr_ == nullptr) {
+    if (!switching_) sched_->PickOnIdle(*this);
+    return {};
+  }
+  if (curr_ != next) return {};
+  if (next->wait_ != Task::Wait::kSwitch || next->frozen_ || in_irq_) {
+    ThawCurrent();
+    return {};
+  }
+  // ThawCurrent's switch-in, with its wakeup as this event's last act:
+  // when nothing else is pending now, the task runs from here (what
+  // OnTaskEvent would do for it), without an event of its own.
+  next->wait_ = Task::Wait::kAt;
+  next->due_ = sim_->Now();
+  std::coroutine_handle<> run = sim_->WakeLast(task_timer_.handle());
+  if (!run) return {};
+  if (task_mode_ != CpuTime::kUser) task_mode_ = CpuTime::kSystem;
+  next->wait_ = Task::Wait::kNone;
+  return std::exchange(next->cont_, {});
 }
 
 // The slice timer keeps at most one event pending (at slice_timer_at_): a

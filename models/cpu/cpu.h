@@ -309,7 +309,9 @@ class Cpu {
   void OnTaskEvent();   // task_timer_: a task wait is due
   void OnSpinWake();    // spin_wake_: a task's SpinUntil condition fired
   void OnIrqKick();     // irq_kick_: try to take a pending interrupt
-  void OnSwitchDone();  // switch_done_: the context switch has ended
+  // switch_done_: the context switch has ended. Returns the task to run
+  // at once (Simulator::WakeLast), if any.
+  std::coroutine_handle<> OnSwitchDone();
   void OnSliceEnd();    // slice_timer_: the current task's slice is over
   // Starts a slice of `slice` for the current task from now (Max: none).
   void ArmSlice(sim::Time slice);
