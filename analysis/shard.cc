@@ -990,8 +990,8 @@ absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, st
       const JsonValue* b = p.value.Find(field);
       if (b == nullptr) return absl::InvalidArgumentError(absl::StrCat(p.where, ": field '", field, "' missing"));
       if (a->raw != b->raw) {
-        const JsonValue* id = p.value.Find("id");
-        return absl::InvalidArgumentError(absl::StrCat(p.where, id != nullptr ? absl::StrCat(" (point ", id->raw, ")") : "",
+        const JsonValue* id = Member(p.value, "id", JsonValue::Kind::kString);
+        return absl::InvalidArgumentError(absl::StrCat(p.where, id != nullptr ? absl::StrCat(" (point ", id->str, ")") : "",
                                                        ": field '", field, "' is ", b->raw, " but ",
                                                        first.where, " has ", a->raw,
                                                        "; every part must come from the same command, binary, "

@@ -176,18 +176,35 @@ TEST(ShardCliTest, MergeRefusesBandAndRefitPartsOfAnotherRun) {
                                                 " --cell base --range 2us,40us");
   const std::string r0 = part(refit, "0/2", "r0");
   const std::string s1 = part(sweep, "1/2", "s1");
+  // Forged results: a band point with a value more than the cells, a refit
+  // whose fitted step is not one of its steps.
+  auto forged = [](const std::string& path, const std::string& from, const std::string& to, const std::string& name) {
+    std::string text = ReadAll(path);
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+    return WriteTmp(name, text);
+  };
+  const std::string b1_more = forged(forged(b1, "\"values\":[", "\"values\":[1,", "b1_more.jsonl"),
+                                     "\"ci95\":[", "\"ci95\":[1,", "b1_more.jsonl");
+  const std::string b1_uneven = forged(b1, "\"values\":[", "\"values\":[1,", "b1_uneven.jsonl");
+  const std::string r0_best = forged(r0, "\"best\":", "\"best\":9", "r0_best.jsonl");
+  const std::string r1 = part(refit, "1/2", "r1");
   const std::string out = absl::StrCat(TmpDir(), "/mixed.txt");
   struct Case {
     std::string files;
     std::vector<std::string> says;
   };
   for (const Case& c : std::vector<Case>{
-           {absl::StrCat(b0, " ", plain1), {"plain1.jsonl:1 (point \"1:", "field 'args'"}},
+           {absl::StrCat(b0, " ", plain1), {"plain1.jsonl:1 (point 1:", "field 'args'"}},
            {absl::StrCat(b0, " ", k4), {"k4.jsonl:1 (point ", "field 'args'", "\"bands\":[\"4\"]"}},
            {absl::StrCat(b0, " ", seed2), {"seed2.jsonl:1 (point ", "field 'args'", "\"band-seed\":[\"2\"]"}},
            {b0, {"points missing: 1:", "band-point-1-of-3@band-seed=1"}},
            {absl::StrCat(b0, " ", b1, " ", b1), {"is duplicated", "point 1:"}},
-           {absl::StrCat(r0, " ", s1), {"s1.jsonl:1 (point \"1:", "field 'args'"}},
+           {absl::StrCat(r0, " ", s1), {"s1.jsonl:1 (point 1:", "field 'args'"}},
+           {absl::StrCat(b0, " ", b1_more), {"point 5:", "3 cell values, but the scenario has 2 PREDICTION cells"}},
+           {absl::StrCat(b0, " ", b1_uneven), {"b1_uneven.jsonl:3 (point 5:", "values and ci95 differ"}},
+           {absl::StrCat(r0_best, " ", r1), {"r0_best.jsonl:1 (point 0:2us/refit)", "'refit.best'"}},
        }) {
     std::filesystem::remove(out);
     Result r = Viosim(absl::StrCat("merge -o ", out, " ", c.files));
