@@ -185,16 +185,8 @@ TEST(BandsTest, CsvBandColumnsFollowTheContract) {
   Cell banded = calibration;
   banded.variant = "after";
   banded.role = "prediction";
-  CellBand b;
-  b.p5 = 90;
-  b.p50 = 100.5;
-  b.p95 = 120;
-  b.k = 8;
-  b.refit_failed = 1;
-  b.points = 7;
-  b.inside = true;
-  b.drivers = {{"a.b", -0.75}, {"c,d", 0.5}};
-  banded.band = b;
+  banded.band = CellBand{.p5 = 90, .p50 = 100.5, .p95 = 120, .k = 8, .refit_failed = 1, .points = 7,
+                         .inside = true, .drivers = {{"a.b", -0.75}, {"c,d", 0.5}}};
   Cell empty = banded;
   empty.metric = "bw";
   empty.band->points = 0;
