@@ -1,5 +1,6 @@
 #include "analysis/shard.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -865,6 +866,13 @@ absl::StatusOr<RefitValue> ReadRefit(const JsonValue& line) {
     std::string set;
     absl::StatusOr<BisectionStep> step = ReadStep(v, &set);
     if (!step.ok()) return step.status();
+    // A midpoint's bracket is two steps before it; the ends have none.
+    const int i = static_cast<int>(b.steps.size());
+    const bool bracketed = step->bracket_lo >= 0 && step->bracket_hi >= 0;
+    if (std::max(step->bracket_lo, step->bracket_hi) >= i || std::min(step->bracket_lo, step->bracket_hi) < -1 ||
+        (step->non_monotonic && !bracketed)) {
+      return absl::InvalidArgumentError(absl::StrCat("field 'refit.steps': step ", i, "'s bracket is not two steps before it"));
+    }
     b.steps.push_back(*step);
     out.fit.values.push_back(std::move(set));
   }

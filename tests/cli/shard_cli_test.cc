@@ -177,7 +177,8 @@ TEST(ShardCliTest, MergeRefusesBandAndRefitPartsOfAnotherRun) {
   const std::string r0 = part(refit, "0/2", "r0");
   const std::string s1 = part(sweep, "1/2", "s1");
   // Forged results: a band point with a value more than the cells, a refit
-  // whose fitted step is not one of its steps.
+  // whose fitted step is not one of its steps, a step whose bracket is not
+  // before it.
   auto forged = [](const std::string& path, const std::string& from, const std::string& to, const std::string& name) {
     std::string text = ReadAll(path);
     for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
@@ -189,6 +190,7 @@ TEST(ShardCliTest, MergeRefusesBandAndRefitPartsOfAnotherRun) {
                                      "\"ci95\":[", "\"ci95\":[1,", "b1_more.jsonl");
   const std::string b1_uneven = forged(b1, "\"values\":[", "\"values\":[1,", "b1_uneven.jsonl");
   const std::string r0_best = forged(r0, "\"best\":", "\"best\":9", "r0_best.jsonl");
+  const std::string r0_bracket = forged(r0, "\"bracket_lo\":-1", "\"bracket_lo\":7", "r0_bracket.jsonl");
   const std::string r1 = part(refit, "1/2", "r1");
   const std::string out = absl::StrCat(TmpDir(), "/mixed.txt");
   struct Case {
@@ -205,6 +207,7 @@ TEST(ShardCliTest, MergeRefusesBandAndRefitPartsOfAnotherRun) {
            {absl::StrCat(b0, " ", b1_more), {"point 5:", "3 cell values, but the scenario has 2 PREDICTION cells"}},
            {absl::StrCat(b0, " ", b1_uneven), {"b1_uneven.jsonl:3 (point 5:", "values and ci95 differ"}},
            {absl::StrCat(r0_best, " ", r1), {"r0_best.jsonl:1 (point 0:2us/refit)", "'refit.best'"}},
+           {absl::StrCat(r0_bracket, " ", r1), {"r0_bracket.jsonl:1 (point 0:2us/refit)", "step 0's bracket"}},
        }) {
     std::filesystem::remove(out);
     Result r = Viosim(absl::StrCat("merge -o ", out, " ", c.files));
