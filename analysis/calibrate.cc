@@ -202,8 +202,6 @@ absl::Status ParseCellAndRange(absl::string_view cell, absl::string_view range, 
   return absl::OkStatus();
 }
 
-namespace {
-
 // A calibration checked and ready to search: the Calibration without its
 // steps, the search's options and the field's codec.
 struct CalibrationPlan {
@@ -211,6 +209,8 @@ struct CalibrationPlan {
   BisectionOptions o;
   FieldCodec codec;
 };
+
+namespace {
 
 // Every check Calibrate makes, before anything runs.
 absl::StatusOr<CalibrationPlan> PlanCalibration(const viosim::ScenarioFile& file, const CalibrateSpec& spec,
@@ -330,64 +330,94 @@ absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const Ca
   return Search(file, spec, request, *plan);
 }
 
-absl::StatusOr<RefitSweep> RunRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
-                                         const CalibrateSpec& refit, const std::vector<std::string>& variants,
-                                         const std::vector<std::string>& metrics, const RunRequest& request) {
+absl::StatusOr<RefitSweepPlan> PlanRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                                              const CalibrateSpec& refit, const std::vector<std::string>& variants,
+                                              const std::vector<std::string>& metrics, const RunRequest& request) {
   if (absl::StripAsciiWhitespace(refit.field) == absl::StripAsciiWhitespace(spec.field)) {
     return absl::InvalidArgumentError(absl::StrCat(refit.flag, " '", refit.field,
                                                    "': that is the field --over sweeps; refit another one"));
   }
-  absl::StatusOr<SweepPlan> plan = PlanSweep(file, spec, variants, metrics, request);
-  if (!plan.ok()) return plan.status();
-  Sweep& sweep = plan->sweep;
-  // The refit at each value, checked as it will run. The values run in
-  // parallel; inside one, the search and then the variants run one at a time.
-  const size_t n = spec.values.size();
-  std::vector<RunRequest> at(n, request);
-  std::vector<CalibrationPlan> plans;
-  for (size_t i = 0; i < n; ++i) {
-    at[i].overrides.push_back(absl::StrCat(spec.field, "=", spec.values[i]));
-    at[i].jobs = 1;
-    absl::StatusOr<CalibrationPlan> checked = PlanCalibration(file, refit, at[i]);
+  absl::StatusOr<SweepPlan> sweep = PlanSweep(file, spec, variants, metrics, request);
+  if (!sweep.ok()) return sweep.status();
+  RefitSweepPlan plan;
+  plan.sweep = *std::move(sweep);
+  plan.spec = spec;
+  plan.refit = refit;
+  // The refit at each value, checked as it will run: inside one value, the
+  // search and then the variants run one at a time.
+  for (const std::string& value : spec.values) {
+    RunRequest at = request;
+    at.overrides.push_back(absl::StrCat(spec.field, "=", value));
+    at.jobs = 1;
+    absl::StatusOr<CalibrationPlan> checked = PlanCalibration(file, refit, at);
     if (!checked.ok()) return checked.status();
-    plans.push_back(*std::move(checked));
+    plan.at.push_back(std::move(at));
+    plan.fits.push_back(std::make_shared<const CalibrationPlan>(*std::move(checked)));
   }
+  return plan;
+}
 
-  RefitSweep out;
-  out.fits.resize(n);
-  std::vector<std::vector<SweepPoint>> points(n);
-  std::vector<absl::Status> errors(n);
-  ParallelFor(n, request.jobs, [&](size_t i) {
-    const std::string& value = spec.values[i];
-    auto fail = [&](const absl::Status& s) {
-      errors[i] = absl::Status(s.code(), absl::StrCat(file.path, ": ", spec.field, "=", value, ": ", s.message()));
-    };
-    absl::StatusOr<Calibration> fit = Search(file, refit, at[i], plans[i]);
-    if (!fit.ok()) return fail(fit.status());
-    out.fits[i] = *std::move(fit);
-    const Calibration& c = out.fits[i];
-    if (c.search.outcome != BisectionOutcome::kFitted) {
-      for (const std::string& v : sweep.variants) points[i].push_back(SweepPoint{value, v, {}});
-      return;
-    }
-    RunRequest run = at[i];
-    run.overrides.push_back(absl::StrCat(refit.field, "=", c.values[c.search.best]));
-    absl::StatusOr<std::vector<viosim::VariantResult>> results = RunVariants(file, sweep.variants, run);
-    if (!results.ok()) return fail(results.status());
-    for (const viosim::VariantResult& r : *results) {
-      absl::StatusOr<SweepPoint> p = PointOf(value, r, sweep.metrics);
-      if (!p.ok()) return fail(p.status());
-      points[i].push_back(*std::move(p));
-    }
-  });
-  for (const absl::Status& s : errors) {
-    if (!s.ok()) return s;
-  }
-  for (std::vector<SweepPoint>& p : points) {
-    sweep.points.insert(sweep.points.end(), p.begin(), p.end());
-  }
-  out.sweep = std::move(sweep);
+absl::StatusOr<RefitValue> RunRefitValue(const viosim::ScenarioFile& file, const RefitSweepPlan& plan, size_t i) {
+  auto fail = [&](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(file.path, ": ", plan.spec.field, "=", plan.spec.values[i], ": ",
+                                               s.message()));
+  };
+  RefitValue out;
+  absl::StatusOr<Calibration> fit = Search(file, plan.refit, plan.at[i], *plan.fits[i]);
+  if (!fit.ok()) return fail(fit.status());
+  out.fit = *std::move(fit);
+  const Calibration& c = out.fit;
+  if (c.search.outcome != BisectionOutcome::kFitted) return out;
+  RunRequest run = plan.at[i];
+  run.overrides.push_back(absl::StrCat(plan.refit.field, "=", c.values[c.search.best]));
+  absl::StatusOr<std::vector<viosim::VariantResult>> results = RunVariants(file, plan.sweep.sweep.variants, run);
+  if (!results.ok()) return fail(results.status());
+  out.results = *std::move(results);
   return out;
+}
+
+Calibration CalibrationAt(const RefitSweepPlan& plan, size_t i, std::vector<std::string> values, Bisection search) {
+  Calibration c = plan.fits[i]->c;
+  c.values = std::move(values);
+  c.search = std::move(search);
+  return c;
+}
+
+absl::StatusOr<RefitSweep> AssembleRefitSweep(const viosim::ScenarioFile& file, const RefitSweepPlan& plan,
+                                              std::vector<RefitValue> values) {
+  RefitSweep out;
+  out.sweep = plan.sweep.sweep;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string& value = plan.spec.values[i];
+    if (values[i].fit.search.outcome != BisectionOutcome::kFitted) {
+      for (const std::string& v : out.sweep.variants) out.sweep.points.push_back(SweepPoint{value, v, {}});
+    }
+    for (const viosim::VariantResult& r : values[i].results) {
+      absl::StatusOr<SweepPoint> p = PointOf(value, r, out.sweep.metrics);
+      if (!p.ok()) {
+        return absl::Status(p.status().code(), absl::StrCat(file.path, ": ", plan.spec.field, "=", value, ": ",
+                                                            p.status().message()));
+      }
+      out.sweep.points.push_back(*std::move(p));
+    }
+    out.fits.push_back(std::move(values[i].fit));
+  }
+  return out;
+}
+
+absl::StatusOr<RefitSweep> RunRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                                         const CalibrateSpec& refit, const std::vector<std::string>& variants,
+                                         const std::vector<std::string>& metrics, const RunRequest& request) {
+  absl::StatusOr<RefitSweepPlan> plan = PlanRefitSweep(file, spec, refit, variants, metrics, request);
+  if (!plan.ok()) return plan.status();
+  std::vector<absl::StatusOr<RefitValue>> done(spec.values.size(), absl::UnknownError("not run"));
+  ParallelFor(done.size(), request.jobs, [&](size_t i) { done[i] = RunRefitValue(file, *plan, i); });
+  std::vector<RefitValue> values;
+  for (absl::StatusOr<RefitValue>& v : done) {
+    if (!v.ok()) return v.status();
+    values.push_back(*std::move(v));
+  }
+  return AssembleRefitSweep(file, *plan, std::move(values));
 }
 
 }  // namespace analysis

@@ -10,6 +10,7 @@
 #define VIOSIM_ANALYSIS_CALIBRATE_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +139,39 @@ struct RefitSweep {
 absl::StatusOr<RefitSweep> RunRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
                                          const CalibrateSpec& refit, const std::vector<std::string>& variants,
                                          const std::vector<std::string>& metrics, const RunRequest& request);
+
+// RunRefitSweep in three steps, so that its values can run apart (sharded):
+// plan (every check, nothing run), run one value, put the values together.
+struct CalibrationPlan;  // a calibration checked and ready to search
+struct RefitSweepPlan {
+  SweepPlan sweep;  // the sweep's values, variants and metrics
+  SweepSpec spec;
+  CalibrateSpec refit;
+  std::vector<RunRequest> at;  // per value: the request with FIELD=value last, one job
+  std::vector<std::shared_ptr<const CalibrationPlan>> fits;  // per value
+};
+
+// One value's outcome: the refit's search, and the variants run after it
+// when it was fitted (in sweep.variants order; none otherwise).
+struct RefitValue {
+  Calibration fit;
+  std::vector<viosim::VariantResult> results;
+};
+
+absl::StatusOr<RefitSweepPlan> PlanRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
+                                              const CalibrateSpec& refit, const std::vector<std::string>& variants,
+                                              const std::vector<std::string>& metrics, const RunRequest& request);
+
+// Runs value `i` on the caller's thread (errors name the file and FIELD=value).
+absl::StatusOr<RefitValue> RunRefitValue(const viosim::ScenarioFile& file, const RefitSweepPlan& plan, size_t i);
+
+// The Calibration value `i`'s search reports, from its steps' values as set
+// and the search (a value's result read back from elsewhere).
+Calibration CalibrationAt(const RefitSweepPlan& plan, size_t i, std::vector<std::string> values, Bisection search);
+
+// The RefitSweep of every value's outcome, in plan order.
+absl::StatusOr<RefitSweep> AssembleRefitSweep(const viosim::ScenarioFile& file, const RefitSweepPlan& plan,
+                                              std::vector<RefitValue> values);
 
 }  // namespace analysis
 

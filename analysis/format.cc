@@ -278,6 +278,25 @@ std::string CellCsvRow(const Cell& c) {
                       c.ci_informative ? "true" : "false", "\n");
 }
 
+// A cell's kBandCsvColumns, after a comma.
+std::string BandCsv(const std::optional<CellBand>& band) {
+  constexpr size_t kDrivers = 3;
+  if (!band) return std::string(7 + 2 * kDrivers, ',');
+  const CellBand& b = *band;
+  const bool any = b.points > 0;
+  std::string out = absl::StrCat(",", any ? FormatNumber(b.p5) : "", ",", any ? FormatNumber(b.p50) : "", ",",
+                                 any ? FormatNumber(b.p95) : "", ",", b.k, ",", b.refit_failed, ",", b.points, ",",
+                                 any ? (b.inside ? "true" : "false") : "");
+  for (size_t i = 0; i < kDrivers; ++i) {
+    if (i < b.drivers.size()) {
+      absl::StrAppend(&out, ",", CsvField(b.drivers[i].field), ",", FormatNumber(b.drivers[i].rank_corr));
+    } else {
+      out += ",,";
+    }
+  }
+  return out;
+}
+
 // "n/i" in the interval column: what it means, with the seed compared.
 std::string NotInformativeNote(const std::vector<Reproduction>& reps) {
   for (const Reproduction& rep : reps) {
@@ -442,7 +461,7 @@ std::string BandsText(const std::vector<Reproduction>& reps) {
                       "drivers (Spearman rank correlation of a cost's drawn value with the cell, top 3):\n", drivers, failures);
 }
 
-std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
+std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool band_columns) {
   switch (f) {
     case Format::kText: {
       int outside = 0, total = 0;
@@ -476,9 +495,21 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f) {
       return j.str();
     }
     case Format::kCsv: {
-      std::string out = kCellCsvHeader;
+      if (!band_columns) {
+        std::string out = kCellCsvHeader;
+        for (const auto& rep : reps) {
+          for (const auto& c : rep.cells) out += CellCsvRow(c);
+        }
+        return out;
+      }
+      // Each line with the band columns before its newline.
+      const absl::string_view header(kCellCsvHeader);
+      std::string out = absl::StrCat(header.substr(0, header.size() - 1), ",", kBandCsvColumns, "\n");
       for (const auto& rep : reps) {
-        for (const auto& c : rep.cells) out += CellCsvRow(c);
+        for (const auto& c : rep.cells) {
+          const std::string row = CellCsvRow(c);
+          absl::StrAppend(&out, absl::string_view(row).substr(0, row.size() - 1), BandCsv(c.band), "\n");
+        }
       }
       return out;
     }

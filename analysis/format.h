@@ -24,8 +24,17 @@ std::string FormatRun(const std::string& scenario, const std::string& descriptio
 
 // `viosim reproduce` and `viosim gate`: one row per cell.
 // JSON: {"cells": [{"scenario", "variant", "metric", "published", "modeled",
-// "error_pct", "role", "tolerance_pct", "within", ...}]}
-std::string FormatCells(const std::vector<Reproduction>& reps, Format f);
+// "error_pct", "role", "tolerance_pct", "within", ...}]}. With
+// `band_columns` (reproduce --bands), the CSV's header and every row gain
+// kBandCsvColumns, empty where a cell has no band.
+std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool band_columns = false);
+
+// The band columns of reproduce --bands' CSV: the percentiles (empty when no
+// point succeeded), k, refit_failed, points, inside, and the top three
+// drivers with their rank correlations (empty where there are fewer).
+inline constexpr char kBandCsvColumns[] =
+    "band_p5,band_p50,band_p95,band_k,band_refit_failed,band_points,band_inside,band_driver_1,band_rank_corr_1,"
+    "band_driver_2,band_rank_corr_2,band_driver_3,band_rank_corr_3";
 
 // `viosim gate`: the cells, then each failure and a one-line verdict.
 std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& report, Format f);

@@ -1,10 +1,12 @@
 #include "analysis/shard.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -259,19 +261,83 @@ std::string SharedPrefix(const Invocation& inv, const PointSet& set, absl::strin
                       ",\"points\":", set.ids.size());
 }
 
-std::string PointLine(absl::string_view prefix, const ShardSpec& shard, size_t index, const std::string& id,
-                      const PointResult& r) {
-  std::string metrics = "[";
-  for (size_t i = 0; i < r.metrics.size(); ++i) {
-    const sim::MetricEstimate& m = r.metrics[i];
-    absl::StrAppend(&metrics, i ? "," : "", "{\"name\":", JsonWriter::Quote(m.name), ",\"value\":", ExactNumber(m.value),
-                    ",\"ci95\":", m.ci95 ? ExactNumber(*m.ci95) : "null",
-                    ",\"measured\":", m.measured ? "true" : "false", "}");
+std::string ExactOptional(const std::optional<double>& v) { return v ? ExactNumber(*v) : "null"; }
+
+std::string MetricsJson(const std::vector<sim::MetricEstimate>& metrics) {
+  std::string out = "[";
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    const sim::MetricEstimate& m = metrics[i];
+    absl::StrAppend(&out, i ? "," : "", "{\"name\":", JsonWriter::Quote(m.name), ",\"value\":", ExactNumber(m.value),
+                    ",\"ci95\":", ExactOptional(m.ci95), ",\"measured\":", m.measured ? "true" : "false", "}");
   }
-  metrics += "]";
+  return out + "]";
+}
+
+// A variant's run: "variant" and "metrics", as members of an object.
+std::string RunMembers(const std::string& variant, const std::vector<sim::MetricEstimate>& metrics) {
+  return absl::StrCat("\"variant\":", JsonWriter::Quote(variant), ",\"metrics\":", MetricsJson(metrics));
+}
+
+constexpr std::pair<BisectionStep::At, const char*> kStepAt[] = {
+    {BisectionStep::At::kLo, "lo"}, {BisectionStep::At::kHi, "hi"}, {BisectionStep::At::kMid, "mid"}};
+constexpr std::pair<BisectionOutcome, const char*> kOutcome[] = {{BisectionOutcome::kFitted, "fitted"},
+                                                                 {BisectionOutcome::kNotBracketed, "not_bracketed"},
+                                                                 {BisectionOutcome::kNotConverged, "not_converged"}};
+
+template <typename E, size_t N>
+const char* NameOf(const std::pair<E, const char*> (&names)[N], E e) {
+  for (const auto& [value, name] : names) {
+    if (value == e) return name;
+  }
+  return "";
+}
+
+// A refit sweep value: the search (each step's field value as set, its
+// position, the metric there) and the variants run after it.
+std::string RefitMembers(const RefitValue& r) {
+  const Calibration& c = r.fit;
+  std::string steps = "[";
+  for (size_t i = 0; i < c.search.steps.size(); ++i) {
+    const BisectionStep& s = c.search.steps[i];
+    absl::StrAppend(&steps, i ? "," : "", "{\"set\":", JsonWriter::Quote(i < c.values.size() ? c.values[i] : ""),
+                    ",\"at\":\"", NameOf(kStepAt, s.at), "\",\"iteration\":", s.iteration, ",\"x\":", ExactNumber(s.x),
+                    ",\"value\":", ExactNumber(s.eval.value), ",\"ci95\":", ExactOptional(s.eval.ci95),
+                    ",\"error_pct\":", ExactNumber(s.error_pct), ",\"bracket_lo\":", s.bracket_lo,
+                    ",\"bracket_hi\":", s.bracket_hi, ",\"non_monotonic\":", s.non_monotonic ? "true" : "false", "}");
+  }
+  std::string runs = "[";
+  for (size_t i = 0; i < r.results.size(); ++i) {
+    absl::StrAppend(&runs, i ? "," : "", "{", RunMembers(r.results[i].variant, r.results[i].metrics), "}");
+  }
+  return absl::StrCat("\"refit\":{\"steps\":", steps, "],\"outcome\":\"", NameOf(kOutcome, c.search.outcome),
+                      "\",\"at_resolution\":", c.search.at_resolution ? "true" : "false",
+                      ",\"best\":", c.search.best, ",\"runs\":", runs, "]}");
+}
+
+// A band point: whether its refit held (else which fit failed, why, and in
+// which round), every --set it applied, and each PREDICTION cell's value.
+std::string BandMembers(const BandPoint& b) {
+  std::string values = "[", ci95 = "[";
+  for (size_t i = 0; i < b.values.size(); ++i) {
+    absl::StrAppend(&values, i ? "," : "", ExactOptional(b.values[i]));
+    absl::StrAppend(&ci95, i ? "," : "", ExactOptional(i < b.ci95.size() ? b.ci95[i] : std::nullopt));
+  }
+  return absl::StrCat("\"band\":{\"refitted\":", b.refitted ? "true" : "false",
+                      ",\"failure\":", JsonWriter::Quote(b.failure), ",\"failed_round\":", b.failed_round,
+                      ",\"assignments\":", StringArray(b.assignments), ",\"values\":", values, "],\"ci95\":", ci95,
+                      "]}");
+}
+
+std::string PointLine(absl::string_view prefix, const ShardSpec& shard, size_t index, const std::string& id,
+                      PointKind kind, const PointResult& r) {
+  std::string result;
+  switch (kind) {
+    case PointKind::kRun: result = RunMembers(r.variant, r.metrics); break;
+    case PointKind::kRefit: result = RefitMembers(*r.refit); break;
+    case PointKind::kBand: result = BandMembers(*r.band); break;
+  }
   return absl::StrCat(prefix, ",\"shard\":\"", shard.k, "/", shard.n, "\",\"index\":", index,
-                      ",\"id\":", JsonWriter::Quote(id), ",\"variant\":", JsonWriter::Quote(r.variant),
-                      ",\"metrics\":", metrics, "}\n");
+                      ",\"id\":", JsonWriter::Quote(id), ",", result, "}\n");
 }
 
 // ---- The commands' points ----
@@ -313,6 +379,93 @@ viosim::VariantResult AsResult(const PointResult& p) {
   return r;
 }
 
+// The one value of the command's argument `name`; InvalidArgument naming
+// `flag` when it is not given once.
+absl::StatusOr<std::string> OneArg(const Invocation& inv, absl::string_view name, absl::string_view flag) {
+  const std::vector<std::string> v = ArgOf(inv, name);
+  if (v.size() != 1) return absl::InvalidArgumentError(absl::StrCat(inv.command, ": expected one ", flag));
+  return v[0];
+}
+
+template <typename T>
+absl::StatusOr<T> NumberArg(const Invocation& inv, absl::string_view name, absl::string_view flag) {
+  absl::StatusOr<std::string> text = OneArg(inv, name, flag);
+  if (!text.ok()) return text.status();
+  T v{};
+  const bool ok = [&] {
+    if constexpr (std::is_floating_point_v<T>) {
+      return absl::SimpleAtod(*text, &v);
+    } else {
+      return absl::SimpleAtoi(*text, &v);
+    }
+  }();
+  if (!ok) return absl::InvalidArgumentError(absl::StrCat(flag, " '", *text, "' is not a number"));
+  return v;
+}
+
+// `sweep --refit`: one point per value, its refit then its variants.
+absl::StatusOr<PointSet> RefitSweepPoints(const Invocation& inv, std::shared_ptr<viosim::ScenarioFile> file,
+                                          const SweepSpec& spec, const RunRequest& request) {
+  CalibrateSpec refit;
+  refit.flag = "--refit";
+  absl::StatusOr<std::string> field = OneArg(inv, "refit", "--refit");
+  absl::StatusOr<std::string> cell = OneArg(inv, "cell", "--cell");
+  absl::StatusOr<std::string> range = OneArg(inv, "range", "--range");
+  absl::StatusOr<double> tolerance = NumberArg<double>(inv, "tolerance", "--tolerance");
+  absl::StatusOr<int> max_iter = NumberArg<int>(inv, "max-iter", "--max-iter");
+  for (const absl::Status& s : {field.status(), cell.status(), range.status(), tolerance.status(), max_iter.status()}) {
+    if (!s.ok()) return s;
+  }
+  refit.field = *field;
+  refit.tolerance_pct = *tolerance;
+  refit.max_iter = *max_iter;
+  if (absl::Status s = ParseCellAndRange(*cell, *range, &refit); !s.ok()) return s;
+  absl::StatusOr<RefitSweepPlan> plan =
+      PlanRefitSweep(*file, spec, refit, ArgOf(inv, "variant"), ArgOf(inv, "metric"), request);
+  if (!plan.ok()) return plan.status();
+  auto shared = std::make_shared<RefitSweepPlan>(*std::move(plan));
+  PointSet set;
+  for (size_t i = 0; i < spec.values.size(); ++i) {
+    set.ids.push_back(absl::StrCat(i, ":", spec.values[i], "/refit"));
+    set.kinds.push_back(PointKind::kRefit);
+  }
+  set.run = [file, shared](size_t i) -> absl::StatusOr<PointResult> {
+    absl::StatusOr<RefitValue> v = RunRefitValue(*file, *shared, i);
+    if (!v.ok()) return v.status();
+    PointResult r;
+    r.refit = *std::move(v);
+    return r;
+  };
+  set.render = [file, shared, ids = set.ids](const std::vector<PointResult>& all,
+                                             Format f) -> absl::StatusOr<Rendered> {
+    std::vector<RefitValue> values;
+    std::vector<std::string> not_fitted;
+    const std::vector<std::string>& variants = shared->sweep.sweep.variants;
+    for (size_t i = 0; i < all.size(); ++i) {
+      RefitValue v = *all[i].refit;
+      const bool fitted = v.fit.search.outcome == BisectionOutcome::kFitted;
+      bool same = v.results.size() == (fitted ? variants.size() : 0);
+      for (size_t j = 0; same && j < v.results.size(); ++j) same = v.results[j].variant == variants[j];
+      if (!same) {
+        return absl::InvalidArgumentError(absl::StrCat("point ", ids[i], ": its runs are not the variants ",
+                                                       fitted ? absl::StrJoin(variants, ", ") : "none (not fitted)"));
+      }
+      if (!fitted) not_fitted.push_back(shared->spec.values[i]);
+      v.fit = CalibrationAt(*shared, i, std::move(v.fit.values), std::move(v.fit.search));
+      values.push_back(std::move(v));
+    }
+    absl::StatusOr<RefitSweep> sweep = AssembleRefitSweep(*file, *shared, std::move(values));
+    if (!sweep.ok()) return sweep.status();
+    Rendered out{FormatRefitSweep(*sweep, f), !not_fitted.empty()};
+    if (!not_fitted.empty()) {
+      out.note = absl::StrCat(shared->refit.field, " not fitted at ", shared->spec.field, " = ",
+                              absl::StrJoin(not_fitted, ", "));
+    }
+    return out;
+  };
+  return set;
+}
+
 absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
   if (inv.scenarios.size() != 1) return absl::InvalidArgumentError("sweep: expected one scenario");
   const std::vector<std::string> over = ArgOf(inv, "over");
@@ -324,6 +477,13 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
   if (!spec.ok()) return spec.status();
   RunRequest request;
   request.overrides = inv.overrides;
+  if (!ArgOf(inv, "refit").empty()) {
+    absl::StatusOr<PointSet> set = RefitSweepPoints(inv, file, *spec, request);
+    if (!set.ok()) return set.status();
+    set->hashes = {loaded->hash};
+    set->seeds = {loaded->seed};
+    return set;
+  }
   absl::StatusOr<SweepPlan> plan = PlanSweep(*file, *spec, ArgOf(inv, "variant"), ArgOf(inv, "metric"), request);
   if (!plan.ok()) return plan.status();
   auto shared = std::make_shared<SweepPlan>(*std::move(plan));
@@ -333,6 +493,7 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
   set.seeds = {loaded->seed};
   for (size_t i = 0; i < shared->resolved.size(); ++i) {
     set.ids.push_back(absl::StrCat(i, ":", shared->sweep.values[i / per_value], "/", shared->names[i]));
+    set.kinds.push_back(PointKind::kRun);
   }
   set.run = [file, shared, request, per_value](size_t i) -> absl::StatusOr<PointResult> {
     std::vector<absl::StatusOr<viosim::VariantResult>> r =
@@ -357,13 +518,17 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
 }
 
 // Reproduce: per scenario, each variant a published cell names at the
-// scenario's seed, then each again at the next seed. The gate runs the same
+// scenario's seed, then each again at the next seed, then (with `bands`) the
+// band points when the scenario has PREDICTION cells. The gate runs the same
 // points and checks the cells against `baseline` (a path; empty: none).
-absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optional<std::string>& baseline) {
+absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optional<std::string>& baseline,
+                                         const std::optional<BandSpec>& bands) {
   struct Table {
     viosim::ScenarioFile file;
     ReproducePlan plan;
     size_t first = 0;  // index of its first point
+    std::optional<BandPlan> bands;  // with points from band_first on
+    size_t band_first = 0;
   };
   auto tables = std::make_shared<std::vector<Table>>();
   RunRequest request;
@@ -371,37 +536,61 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
   PointSet set;
   struct Run {
     size_t table;
-    std::string variant;
+    std::string variant;  // empty for a band point
     bool replicate;
+    size_t band_point = 0;
   };
   auto runs = std::make_shared<std::vector<Run>>();
   for (const std::string& path : inv.scenarios) {
     absl::StatusOr<Loaded> loaded = Load(path, inv.overrides);
     if (!loaded.ok()) return loaded.status();
+    std::optional<BandPlan> band_plan;
+    if (bands) {
+      absl::StatusOr<BandPlan> p = PlanBands(loaded->file, *bands, request);
+      if (!p.ok()) return p.status();
+      if (!p->cells.empty()) band_plan = *std::move(p);
+    }
     absl::StatusOr<ReproducePlan> plan = PlanReproduce(loaded->file, request);
     if (!plan.ok()) return plan.status();
     set.hashes.push_back(loaded->hash);
     set.seeds.push_back(loaded->seed);
-    tables->push_back({std::move(loaded->file), *std::move(plan), runs->size()});
-    const Table& t = tables->back();
+    tables->push_back({std::move(loaded->file), *std::move(plan), runs->size(), std::move(band_plan), 0});
+    Table& t = tables->back();
     for (bool replicate : {false, true}) {
       for (const std::string& v : t.plan.variants) {
         const uint64_t seed = replicate ? t.plan.replicate_seed : loaded->seed;
         set.ids.push_back(absl::StrCat(runs->size(), ":", path, "/", v, "@seed=", seed));
+        set.kinds.push_back(PointKind::kRun);
         runs->push_back({tables->size() - 1, v, replicate});
       }
+    }
+    if (!t.bands) continue;
+    t.band_first = runs->size();
+    const int k = t.bands->spec.k;
+    for (int b = 0; b < k; ++b) {
+      set.ids.push_back(absl::StrCat(runs->size(), ":", path, "/band-point-", b, "-of-", k,
+                                     "@band-seed=", t.bands->spec.seed));
+      set.kinds.push_back(PointKind::kBand);
+      runs->push_back({tables->size() - 1, "", false, static_cast<size_t>(b)});
     }
   }
   set.run = [tables, runs, request](size_t i) -> absl::StatusOr<PointResult> {
     const Run& run = (*runs)[i];
     const Table& t = (*tables)[run.table];
+    if (run.variant.empty()) {
+      absl::StatusOr<BandPoint> b = RunBandPoint(t.file, *t.bands, run.band_point, request);
+      if (!b.ok()) return b.status();
+      PointResult r;
+      r.band = *std::move(b);
+      return r;
+    }
     absl::StatusOr<std::vector<viosim::VariantResult>> r =
         RunVariants(t.file, {run.variant}, run.replicate ? t.plan.Replicate(request) : request);
     if (!r.ok()) return r.status();
     return PointResult{r->front().variant, r->front().metrics};
   };
-  set.render = [tables, request, baseline](const std::vector<PointResult>& all,
-                                           Format f) -> absl::StatusOr<Rendered> {
+  set.render = [tables, request, baseline, ids = set.ids, band_columns = bands.has_value()](
+                   const std::vector<PointResult>& all, Format f) -> absl::StatusOr<Rendered> {
     std::vector<Reproduction> reps;
     for (const Table& t : *tables) {
       const size_t n = t.plan.variants.size();
@@ -412,9 +601,22 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
       }
       absl::StatusOr<Reproduction> rep = ReproductionOf(t.file, request, t.plan, std::move(results), replicates);
       if (!rep.ok()) return rep.status();
+      if (t.bands) {
+        std::vector<BandPoint> points;
+        for (size_t b = 0; b < static_cast<size_t>(t.bands->spec.k); ++b) {
+          const BandPoint& p = *all[t.band_first + b].band;
+          if (p.values.size() != t.bands->cells.size()) {
+            return absl::InvalidArgumentError(absl::StrCat("point ", ids[t.band_first + b], ": ", p.values.size(),
+                                                           " cell values, but the scenario has ",
+                                                           t.bands->cells.size(), " PREDICTION cells"));
+          }
+          points.push_back(p);
+        }
+        AttachBands(*t.bands, points, &rep->cells);
+      }
       reps.push_back(*std::move(rep));
     }
-    if (!baseline) return Rendered{FormatCells(reps, f)};
+    if (!baseline) return Rendered{FormatCells(reps, f, band_columns)};
     absl::StatusOr<viosim::Baseline> b = viosim::LoadBaselineFile(*baseline);
     if (!b.ok()) return b.status();
     const GateReport report = CheckGate(reps, *b);
@@ -427,11 +629,24 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
 
 absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv) {
   if (inv.command == "sweep") return SweepPoints(inv);
-  if (inv.command == "reproduce") return ReproducePoints(inv, std::nullopt);
+  if (inv.command == "reproduce") {
+    if (ArgOf(inv, "bands").empty()) return ReproducePoints(inv, std::nullopt, std::nullopt);
+    BandSpec spec;
+    absl::StatusOr<int> k = NumberArg<int>(inv, "bands", "--bands");
+    absl::StatusOr<uint64_t> seed = NumberArg<uint64_t>(inv, "band-seed", "--band-seed");
+    absl::StatusOr<int> passes = NumberArg<int>(inv, "band-passes", "--band-passes");
+    for (const absl::Status& s : {k.status(), seed.status(), passes.status()}) {
+      if (!s.ok()) return s;
+    }
+    spec.k = *k;
+    spec.seed = *seed;
+    spec.passes = *passes;
+    return ReproducePoints(inv, std::nullopt, spec);
+  }
   if (inv.command == "gate") {
     const std::vector<std::string> baseline = ArgOf(inv, "baseline");
     if (baseline.size() != 1) return absl::InvalidArgumentError("gate: expected one --baseline");
-    return ReproducePoints(inv, baseline[0]);
+    return ReproducePoints(inv, baseline[0], std::nullopt);
   }
   return absl::InvalidArgumentError(absl::StrCat("command '", inv.command, "' has no points to shard"));
 }
@@ -458,7 +673,7 @@ absl::StatusOr<std::string> RunShard(const Invocation& inv, const PointSet& set,
   std::string out;
   for (size_t j = 0; j < owned.size(); ++j) {
     if (!results[j].ok()) return results[j].status();
-    out += PointLine(prefix, shard, owned[j], set.ids[owned[j]], *results[j]);
+    out += PointLine(prefix, shard, owned[j], set.ids[owned[j]], set.kinds[owned[j]], *results[j]);
   }
   return out;
 }
@@ -525,24 +740,47 @@ absl::Status ReadInvocation(const JsonValue& line, Invocation* inv, std::vector<
   return absl::OkStatus();
 }
 
-absl::StatusOr<PointResult> ReadResult(const JsonValue& line) {
-  PointResult r;
-  const JsonValue* variant = line.Find("variant");
-  const JsonValue* metrics = line.Find("metrics");
-  if (variant == nullptr || variant->kind != JsonValue::Kind::kString) {
-    return absl::InvalidArgumentError("field 'variant' missing or not a string");
-  }
-  r.variant = variant->str;
-  if (metrics == nullptr || metrics->kind != JsonValue::Kind::kArray) {
-    return absl::InvalidArgumentError("field 'metrics' missing or not a list");
-  }
+absl::Status Missing(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("field '", field, "' missing or not ", what));
+}
+
+// The member `key` of `v` (an object), of kind `kind`; null otherwise.
+const JsonValue* Member(const JsonValue& v, absl::string_view key, JsonValue::Kind kind) {
+  const JsonValue* m = v.Find(key);
+  return m != nullptr && m->kind == kind ? m : nullptr;
+}
+
+absl::StatusOr<int> ReadInt(const JsonValue& v, absl::string_view key) {
+  const JsonValue* m = Member(v, key, JsonValue::Kind::kNumber);
+  int n = 0;
+  if (m == nullptr || !absl::SimpleAtoi(m->raw, &n)) return Missing(key, "a whole number");
+  return n;
+}
+
+absl::StatusOr<bool> ReadBool(const JsonValue& v, absl::string_view key) {
+  const JsonValue* m = Member(v, key, JsonValue::Kind::kBool);
+  if (m == nullptr) return Missing(key, "true or false");
+  return m->b;
+}
+
+// A number or null.
+absl::StatusOr<std::optional<double>> ReadOptional(const JsonValue& v, absl::string_view what) {
+  if (v.kind == JsonValue::Kind::kNull) return std::nullopt;
+  absl::StatusOr<double> n = ReadNumber(v);
+  if (!n.ok()) return absl::InvalidArgumentError(absl::StrCat("field '", what, "': ", n.status().message()));
+  return *n;
+}
+
+absl::StatusOr<std::vector<sim::MetricEstimate>> ReadMetrics(const JsonValue& run) {
+  const JsonValue* metrics = Member(run, "metrics", JsonValue::Kind::kArray);
+  if (metrics == nullptr) return Missing("metrics", "a list");
+  std::vector<sim::MetricEstimate> out;
   for (const JsonValue& m : metrics->items) {
-    const JsonValue* name = m.Find("name");
+    const JsonValue* name = Member(m, "name", JsonValue::Kind::kString);
     const JsonValue* value = m.Find("value");
     const JsonValue* ci = m.Find("ci95");
-    const JsonValue* measured = m.Find("measured");
-    if (name == nullptr || name->kind != JsonValue::Kind::kString || value == nullptr || ci == nullptr ||
-        measured == nullptr || measured->kind != JsonValue::Kind::kBool) {
+    absl::StatusOr<bool> measured = ReadBool(m, "measured");
+    if (name == nullptr || value == nullptr || ci == nullptr || !measured.ok()) {
       return absl::InvalidArgumentError("field 'metrics': each needs name, value, ci95 and measured");
     }
     sim::MetricEstimate e;
@@ -550,13 +788,173 @@ absl::StatusOr<PointResult> ReadResult(const JsonValue& line) {
     absl::StatusOr<double> v = ReadNumber(*value);
     if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("field 'metrics' value: ", v.status().message()));
     e.value = *v;
-    if (ci->kind != JsonValue::Kind::kNull) {
-      absl::StatusOr<double> c = ReadNumber(*ci);
-      if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat("field 'metrics' ci95: ", c.status().message()));
-      e.ci95 = *c;
+    absl::StatusOr<std::optional<double>> c = ReadOptional(*ci, "metrics' ci95");
+    if (!c.ok()) return c.status();
+    e.ci95 = *c;
+    e.measured = *measured;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+absl::StatusOr<viosim::VariantResult> ReadRun(const JsonValue& run) {
+  viosim::VariantResult r;
+  const JsonValue* variant = Member(run, "variant", JsonValue::Kind::kString);
+  if (variant == nullptr) return Missing("variant", "a string");
+  r.variant = variant->str;
+  absl::StatusOr<std::vector<sim::MetricEstimate>> metrics = ReadMetrics(run);
+  if (!metrics.ok()) return metrics.status();
+  r.metrics = *std::move(metrics);
+  return r;
+}
+
+template <typename E, size_t N>
+absl::StatusOr<E> ReadName(const std::pair<E, const char*> (&names)[N], const JsonValue& v, absl::string_view key) {
+  const JsonValue* m = Member(v, key, JsonValue::Kind::kString);
+  for (const auto& [value, name] : names) {
+    if (m != nullptr && m->str == name) return value;
+  }
+  return Missing(key, "a known name");
+}
+
+absl::StatusOr<BisectionStep> ReadStep(const JsonValue& v, std::string* set) {
+  BisectionStep s;
+  const JsonValue* as_set = Member(v, "set", JsonValue::Kind::kString);
+  const JsonValue* x = v.Find("x");
+  const JsonValue* value = v.Find("value");
+  const JsonValue* ci = v.Find("ci95");
+  const JsonValue* error = v.Find("error_pct");
+  if (as_set == nullptr || x == nullptr || value == nullptr || ci == nullptr || error == nullptr) {
+    return absl::InvalidArgumentError("field 'refit.steps': each needs set, x, value, ci95 and error_pct");
+  }
+  *set = as_set->str;
+  absl::StatusOr<BisectionStep::At> at = ReadName(kStepAt, v, "at");
+  absl::StatusOr<int> iteration = ReadInt(v, "iteration");
+  absl::StatusOr<int> lo = ReadInt(v, "bracket_lo");
+  absl::StatusOr<int> hi = ReadInt(v, "bracket_hi");
+  absl::StatusOr<bool> non_monotonic = ReadBool(v, "non_monotonic");
+  absl::StatusOr<double> xv = ReadNumber(*x);
+  absl::StatusOr<double> ev = ReadNumber(*value);
+  absl::StatusOr<double> ep = ReadNumber(*error);
+  absl::StatusOr<std::optional<double>> cv = ReadOptional(*ci, "refit.steps' ci95");
+  for (const absl::Status& st : {at.status(), iteration.status(), lo.status(), hi.status(), non_monotonic.status(),
+                                 xv.status(), ev.status(), ep.status(), cv.status()}) {
+    if (!st.ok()) return absl::InvalidArgumentError(absl::StrCat("field 'refit.steps': ", st.message()));
+  }
+  s.at = *at;
+  s.iteration = *iteration;
+  s.x = *xv;
+  s.eval = Evaluation{*ev, *cv};
+  s.error_pct = *ep;
+  s.bracket_lo = *lo;
+  s.bracket_hi = *hi;
+  s.non_monotonic = *non_monotonic;
+  return s;
+}
+
+// The refit's search and runs. The Calibration holds only the steps' values
+// as set and the search: the rest is the plan's (CalibrationAt).
+absl::StatusOr<RefitValue> ReadRefit(const JsonValue& line) {
+  const JsonValue* refit = Member(line, "refit", JsonValue::Kind::kObject);
+  if (refit == nullptr) return Missing("refit", "an object (a sweep --refit value's result)");
+  const JsonValue* steps = Member(*refit, "steps", JsonValue::Kind::kArray);
+  const JsonValue* runs = Member(*refit, "runs", JsonValue::Kind::kArray);
+  if (steps == nullptr || runs == nullptr) return Missing("refit.steps' or 'refit.runs", "a list");
+  RefitValue out;
+  Bisection& b = out.fit.search;
+  for (const JsonValue& v : steps->items) {
+    std::string set;
+    absl::StatusOr<BisectionStep> step = ReadStep(v, &set);
+    if (!step.ok()) return step.status();
+    // A midpoint's bracket is two steps before it; the ends have none.
+    const int i = static_cast<int>(b.steps.size());
+    const bool bracketed = step->bracket_lo >= 0 && step->bracket_hi >= 0;
+    if (std::max(step->bracket_lo, step->bracket_hi) >= i || std::min(step->bracket_lo, step->bracket_hi) < -1 ||
+        (step->non_monotonic && !bracketed)) {
+      return absl::InvalidArgumentError(absl::StrCat("field 'refit.steps': step ", i, "'s bracket is not two steps before it"));
     }
-    e.measured = measured->b;
-    r.metrics.push_back(std::move(e));
+    b.steps.push_back(*step);
+    out.fit.values.push_back(std::move(set));
+  }
+  absl::StatusOr<BisectionOutcome> outcome = ReadName(kOutcome, *refit, "outcome");
+  absl::StatusOr<bool> at_resolution = ReadBool(*refit, "at_resolution");
+  absl::StatusOr<int> best = ReadInt(*refit, "best");
+  for (const absl::Status& st : {outcome.status(), at_resolution.status(), best.status()}) {
+    if (!st.ok()) return absl::InvalidArgumentError(absl::StrCat("field 'refit': ", st.message()));
+  }
+  b.outcome = *outcome;
+  b.at_resolution = *at_resolution;
+  b.best = *best;
+  if (b.best < -1 || b.best >= static_cast<int>(b.steps.size()) || (b.best < 0 && b.outcome == BisectionOutcome::kFitted)) {
+    return absl::InvalidArgumentError("field 'refit.best' is not one of the steps");
+  }
+  for (const JsonValue& v : runs->items) {
+    absl::StatusOr<viosim::VariantResult> r = ReadRun(v);
+    if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat("field 'refit.runs': ", r.status().message()));
+    out.results.push_back(*std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::optional<double>>> ReadOptionals(const JsonValue& band, absl::string_view key) {
+  const JsonValue* list = Member(band, key, JsonValue::Kind::kArray);
+  if (list == nullptr) return Missing(absl::StrCat("band.", key), "a list");
+  std::vector<std::optional<double>> out;
+  for (const JsonValue& v : list->items) {
+    absl::StatusOr<std::optional<double>> n = ReadOptional(v, absl::StrCat("band.", key));
+    if (!n.ok()) return n.status();
+    out.push_back(*n);
+  }
+  return out;
+}
+
+absl::StatusOr<BandPoint> ReadBand(const JsonValue& line) {
+  const JsonValue* band = Member(line, "band", JsonValue::Kind::kObject);
+  if (band == nullptr) return Missing("band", "an object (a band point's result)");
+  BandPoint b;
+  absl::StatusOr<bool> refitted = ReadBool(*band, "refitted");
+  absl::StatusOr<int> round = ReadInt(*band, "failed_round");
+  const JsonValue* failure = Member(*band, "failure", JsonValue::Kind::kString);
+  absl::StatusOr<std::vector<std::string>> assignments = Strings(band->Find("assignments"), "band.assignments");
+  absl::StatusOr<std::vector<std::optional<double>>> values = ReadOptionals(*band, "values");
+  absl::StatusOr<std::vector<std::optional<double>>> ci95 = ReadOptionals(*band, "ci95");
+  if (failure == nullptr) return Missing("band.failure", "a string");
+  for (const absl::Status& st : {refitted.status(), round.status(), assignments.status(), values.status(),
+                                 ci95.status()}) {
+    if (!st.ok()) return absl::InvalidArgumentError(absl::StrCat("field 'band': ", st.message()));
+  }
+  b.refitted = *refitted;
+  b.failure = failure->str;
+  b.failed_round = *round;
+  b.assignments = *std::move(assignments);
+  b.values = *std::move(values);
+  b.ci95 = *std::move(ci95);
+  if (b.values.size() != b.ci95.size()) return absl::InvalidArgumentError("field 'band': values and ci95 differ in length");
+  return b;
+}
+
+absl::StatusOr<PointResult> ReadResult(const JsonValue& line, PointKind kind) {
+  PointResult r;
+  switch (kind) {
+    case PointKind::kRun: {
+      absl::StatusOr<viosim::VariantResult> run = ReadRun(line);
+      if (!run.ok()) return run.status();
+      r.variant = run->variant;
+      r.metrics = run->metrics;
+      break;
+    }
+    case PointKind::kRefit: {
+      absl::StatusOr<RefitValue> refit = ReadRefit(line);
+      if (!refit.ok()) return refit.status();
+      r.refit = *std::move(refit);
+      break;
+    }
+    case PointKind::kBand: {
+      absl::StatusOr<BandPoint> band = ReadBand(line);
+      if (!band.ok()) return band.status();
+      r.band = *std::move(band);
+      break;
+    }
   }
   return r;
 }
@@ -600,7 +998,9 @@ absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, st
       const JsonValue* b = p.value.Find(field);
       if (b == nullptr) return absl::InvalidArgumentError(absl::StrCat(p.where, ": field '", field, "' missing"));
       if (a->raw != b->raw) {
-        return absl::InvalidArgumentError(absl::StrCat(p.where, ": field '", field, "' is ", b->raw, " but ",
+        const JsonValue* id = Member(p.value, "id", JsonValue::Kind::kString);
+        return absl::InvalidArgumentError(absl::StrCat(p.where, id != nullptr ? absl::StrCat(" (point ", id->str, ")") : "",
+                                                       ": field '", field, "' is ", b->raw, " but ",
                                                        first.where, " has ", a->raw,
                                                        "; every part must come from the same command, binary, "
                                                        "scenario files, seed and overrides"));
@@ -655,8 +1055,10 @@ absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, st
           absl::StrCat("point ", set->ids[i], " is duplicated: ", seen_at[i], " and ", p.where));
     }
     seen_at[i] = p.where;
-    absl::StatusOr<PointResult> r = ReadResult(p.value);
-    if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat(p.where, ": ", r.status().message()));
+    absl::StatusOr<PointResult> r = ReadResult(p.value, set->kinds[i]);
+    if (!r.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(p.where, " (point ", set->ids[i], "): ", r.status().message()));
+    }
     results[i] = *std::move(r);
   }
   std::vector<size_t> missing;

@@ -1,6 +1,6 @@
 // Sharding: a command whose work is a list of independent points (a
-// sweep's (value, variant) runs, reproduce's variant runs at two seeds)
-// runs any subset of them, writes each point's result as one JSON line, and
+// sweep's (value, variant) runs, a refit sweep's values, reproduce's variant
+// runs at two seeds and its prediction bands' points) runs any subset of them, writes each point's result as one JSON line, and
 // `viosim merge` puts the lines back together into exactly what the whole
 // command prints.
 //
@@ -11,12 +11,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "analysis/bands.h"
+#include "analysis/calibrate.h"
 #include "analysis/format.h"
 #include "sim/measurement.h"
 
@@ -38,12 +41,22 @@ absl::StatusOr<ShardSpec> ParseShard(absl::string_view text);
 struct Rendered {
   std::string text;
   bool check_failed = false;
+  std::string note;  // why the check failed, for stderr when the text goes to a file
+};
+
+// What a point is, and so which part of PointResult it fills.
+enum class PointKind {
+  kRun,    // one variant's run: variant and metrics
+  kRefit,  // one value of `sweep --refit`: refit
+  kBand,   // one point of `reproduce --bands`: band
 };
 
 // What one point's run produced.
 struct PointResult {
   std::string variant;
   std::vector<sim::MetricEstimate> metrics;
+  std::optional<RefitValue> refit;
+  std::optional<BandPoint> band;
 };
 
 // What a sharded command was asked: enough to plan its points again.
@@ -58,6 +71,7 @@ struct Invocation {
 
 struct PointSet {
   std::vector<std::string> ids;  // stable and unique, one per point
+  std::vector<PointKind> kinds;  // one per point
   // Content hash of each scenario file, in Invocation::scenarios order.
   std::vector<std::string> hashes;
   // Each scenario's seed (its base variant's run.seed after the overrides).
@@ -70,7 +84,10 @@ struct PointSet {
 
 // Plans the points of `inv` (loading its scenario files and checking
 // everything as the command itself would), running nothing. Known
-// commands: "sweep" (args "over", "variant", "metric"), "reproduce", and
+// commands: "sweep" (args "over", "variant", "metric"; with "refit",
+// "cell", "range", "tolerance" and "max-iter" one point per value, its
+// refit and its variants), "reproduce" (with "bands", "band-seed" and
+// "band-passes" also each scenario's band points after its runs), and
 // "gate" (reproduce's points; arg "baseline", read when rendering).
 absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv);
 

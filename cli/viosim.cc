@@ -470,7 +470,12 @@ int main(int argc, char** argv) {
     SharedFlags out_flags;
     out_flags.output = merge_f.output;
     const int emitted = Emit(out_flags, merged->text);
-    return emitted != kExitOk ? emitted : merged->check_failed ? kExitCheckFailed : kExitOk;
+    if (emitted != kExitOk) return emitted;
+    // Written to a file, the output does not say on the terminal why the exit status is 1.
+    if (merged->check_failed && !merge_f.output.empty() && !merged->note.empty()) {
+      std::cerr << "viosim: " << merged->note << "\n";
+    }
+    return merged->check_failed ? kExitCheckFailed : kExitOk;
   }
 
   if (*run) {
@@ -547,13 +552,19 @@ int main(int argc, char** argv) {
     }
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
     if (cli::Sharded(sweep_shard, sweep_f.format)) {
-      if (refit) return Fail(absl::InvalidArgumentError("--list, --shard and --format jsonl do not take --refit yet"));
       if (sweep_report_opt->count() > 0) {
         return Fail(absl::InvalidArgumentError("--report needs the whole run: not with --list, --shard or --format jsonl"));
       }
-      const analysis::Invocation inv{
+      analysis::Invocation inv{
           "sweep", {sweep_path}, Overrides(sweep_f), {{"over", {sweep_over}}, {"variant", sweep_variants},
                                                       {"metric", sweep_metrics}}};
+      if (refit) {  // one point per value: its refit, then its variants
+        inv.args.insert(inv.args.end(), {{"refit", {refit_spec.field}},
+                                         {"cell", {refit_cell}},
+                                         {"range", {refit_range}},
+                                         {"tolerance", {absl::StrFormat("%.17g", refit_spec.tolerance_pct)}},
+                                         {"max-iter", {absl::StrCat(refit_spec.max_iter)}}});
+      }
       absl::StatusOr<std::string> text = cli::RunSharded(inv, sweep_shard, sweep_f.format, sweep_f.jobs, kVersion);
       return text.ok() ? Emit(sweep_f, *text) : Fail(text.status());
     }
@@ -759,13 +770,14 @@ int main(int argc, char** argv) {
     if (!is_gate && rep_report_opt->count() > 0) {
       return Fail(absl::InvalidArgumentError("--report needs the whole run: not with --list, --shard or --format jsonl"));
     }
-    if (!is_gate && rep->count("--bands") > 0) {
-      return Fail(absl::InvalidArgumentError(
-          "--bands is not sharded yet: run it whole (its points are independent; analysis/bands.h RunBandPoint)"));
-    }
-    const analysis::Invocation inv =
+    analysis::Invocation inv =
         is_gate ? analysis::Invocation{"gate", paths, Overrides(f), {{"baseline", {baseline_path}}}}
                 : analysis::Invocation{"reproduce", paths, Overrides(f), {}};
+    if (!is_gate && rep->count("--bands") > 0) {  // each band point is a point of its own
+      inv.args = {{"bands", {absl::StrCat(band_spec.k)}},
+                  {"band-seed", {absl::StrCat(band_spec.seed)}},
+                  {"band-passes", {absl::StrCat(band_spec.passes)}}};
+    }
     absl::StatusOr<std::string> text = cli::RunSharded(inv, shard, f.format, f.jobs, kVersion);
     return text.ok() ? Emit(f, *text) : Fail(text.status());
   }
@@ -773,10 +785,10 @@ int main(int argc, char** argv) {
   req.overrides = Overrides(f);
   req.jobs = f.jobs;
   std::vector<analysis::Reproduction> reps;
+  const bool bands = !is_gate && rep->count("--bands") > 0;
   for (const std::string& p : paths) {
     absl::StatusOr<viosim::ScenarioFile> file = load(p, req.overrides);
     if (!file.ok()) return Fail(file.status());
-    const bool bands = !is_gate && rep->count("--bands") > 0;
     if (bands) {  // bad band input fails before anything runs
       if (absl::StatusOr<analysis::BandPlan> plan = analysis::PlanBands(*file, band_spec, req); !plan.ok()) {
         return Fail(plan.status());
@@ -794,7 +806,7 @@ int main(int argc, char** argv) {
       const std::string json = analysis::FormatCells(reps, analysis::Format::kJson);
       if (absl::Status s = viosim_cli::WriteReportDir(*plotter, "reproduce", json, rep_report); !s.ok()) return Fail(s);
     }
-    return Emit(f, analysis::FormatCells(reps, ToFormat(f.format)));
+    return Emit(f, analysis::FormatCells(reps, ToFormat(f.format), bands));
   }
 
   std::vector<analysis::Cell> cells;

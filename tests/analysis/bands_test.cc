@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "analysis/format.h"
 #include "analysis/mva.h"
 #include "gtest/gtest.h"
@@ -167,6 +168,43 @@ TEST(BandsTest, BadSpecsAndRangesAreRefused) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("workload.lockbench.hold.source.uncertainty"), std::string::npos)
       << p.status();
+}
+
+// The CSV contract of reproduce --bands: the band columns after the cell's,
+// empty on a cell without a band, the percentiles and `inside` empty when no
+// point succeeded, three drivers at most and empty places for missing ones.
+TEST(BandsTest, CsvBandColumnsFollowTheContract) {
+  Reproduction rep;
+  Cell calibration;
+  calibration.scenario = "s";
+  calibration.variant = "before";
+  calibration.metric = "iops";
+  calibration.published = 100;
+  calibration.modeled = 101;
+  calibration.role = "calibration";
+  Cell banded = calibration;
+  banded.variant = "after";
+  banded.role = "prediction";
+  banded.band = CellBand{.p5 = 90, .p50 = 100.5, .p95 = 120, .k = 8, .refit_failed = 1, .points = 7,
+                         .inside = true, .drivers = {{"a.b", -0.75}, {"c,d", 0.5}}};
+  Cell empty = banded;
+  empty.metric = "bw";
+  empty.band->points = 0;
+  empty.band->refit_failed = 8;
+  empty.band->drivers.clear();
+  rep.cells = {calibration, banded, empty};
+  const std::string csv = FormatCells({rep}, Format::kCsv, /*band_columns=*/true);
+  const std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u) << csv;
+  EXPECT_EQ(lines[0], absl::StrCat("scenario,variant,metric,published,modeled,ci95,error_pct,role,tolerance_pct,within,"
+                                   "ci95_informative,",
+                                   kBandCsvColumns));
+  const std::string cell = "s,before,iops,100,101,,0,calibration,0,false,true";
+  EXPECT_EQ(lines[1], absl::StrCat(cell, ",,,,,,,,,,,,,"));
+  EXPECT_EQ(lines[2], "s,after,iops,100,101,,0,prediction,0,false,true,90,100.5,120,8,1,7,true,a.b,-0.75,\"c,d\",0.5,,");
+  EXPECT_EQ(lines[3], "s,after,bw,100,101,,0,prediction,0,false,true,,,,8,8,0,,,,,,,");
+  // Without the band columns the CSV is reproduce's own.
+  EXPECT_EQ(FormatCells({rep}, Format::kCsv).find("band_"), std::string::npos);
 }
 
 TEST(BandsTest, NearestRankAndRankCorrelation) {

@@ -37,6 +37,33 @@ published { variant: "t8" metric: "lock_acquisitions_per_s" value: 450000 role: 
 run { duration: "20ms" warmup: "1ms" }
 )";
 
+// Lockbench whose think time is FITTED to the base cell and whose hold time
+// is uncertain: each band point draws the hold, refits the think time and
+// runs the prediction. The think range is narrow, so that at a short hold
+// the refit cannot reach the cell (a refit failure, carried by the parts).
+constexpr char kBanded[] = R"(name: "shardbands"
+platform { cpus: 8 lock_handoff { value: "0ns" source { kind: DEFINED ref: "t" } } }
+stack { lock { kind: TICKET } }
+workload {
+  lockbench {
+    threads: 2
+    think {
+      exponential { mean: "9us" }
+      source { kind: FITTED ref: "t" fit { field: "workload.lockbench.think.exponential.mean" cell: "base/lock_acquisitions_per_s" range: "8us,10us" } }
+    }
+    hold {
+      exponential { mean: "2us" }
+      source { kind: ESTIMATED ref: "t" uncertainty { range { lo: "1us" hi: "3us" } reason: "test" } }
+    }
+  }
+}
+variant { name: "t5" overlay { workload { lockbench { threads: 5 } } } }
+published { variant: "base" metric: "lock_acquisitions_per_s" value: 160000 role: CALIBRATION tolerance_pct: 50 source: "made up" }
+published { variant: "t5" metric: "lock_acquisitions_per_s" value: 330000 role: PREDICTION tolerance_pct: 50 source: "made up" }
+published { variant: "t5" metric: "lock_wait_mean_us" value: 2 role: PREDICTION tolerance_pct: 50 source: "made up" }
+run { duration: "20ms" warmup: "1ms" }
+)";
+
 // Runs `command` unsharded in each format and as N shards merged, for each
 // N, and expects the same bytes and the same exit status.
 void ExpectMergeRoundTrip(const std::string& name, const std::string& command) {
@@ -92,6 +119,102 @@ TEST(ShardCliTest, GateMergedFromShardsIsTheUnshardedGate) {
   WriteTmp("baseline.textproto", moved);
   ASSERT_EQ(Viosim(gate).code, 1);
   ExpectMergeRoundTrip("gate_failing", gate);
+}
+
+// The band points (draw, refit, predict) are points of their own beside
+// reproduce's runs, and the merge prints the bands, CSV columns included.
+TEST(ShardCliTest, BandsMergedFromShardsAreTheUnshardedBands) {
+  const std::string table = WriteTmp("shardbands.textproto", kBanded);
+  const std::string bands = absl::StrCat("reproduce ", table, " --bands 3 --band-seed 5");
+  Result list = Viosim(absl::StrCat(bands, " --list"));
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr(absl::StrCat("6:", table, "/band-point-2-of-3@band-seed=5\n")));
+  Result csv = Viosim(absl::StrCat(bands, " --format csv"));
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr(",band_p5,band_p50,band_p95,band_k,band_refit_failed,band_points,band_inside,"));
+  EXPECT_THAT(csv.out, HasSubstr(",3,")) << "k of each PREDICTION row";
+  ExpectMergeRoundTrip("bands", bands);
+}
+
+// A refit sweep's point is one value: its search and the variants run after
+// it. A value whose refit is not fitted (hold 40us: the cell is out of
+// reach) makes the merge exit 1, as the unsharded sweep does.
+TEST(ShardCliTest, RefitSweepMergedFromShardsIsTheUnshardedOutput) {
+  const std::string table = WriteTmp("refittable.textproto", kTable);
+  const std::string sweep =
+      absl::StrCat("sweep ", table, " ", kShort,
+                   " --over workload.lockbench.hold.exponential.mean=1us,1500ns,2us,2500ns,3us,4us,40us"
+                   " --variant t3 --variant t8 --refit workload.lockbench.think.exponential.mean"
+                   " --cell base/lock_acquisitions_per_s --range 2us,40us --tolerance 1");
+  Result list = Viosim(absl::StrCat(sweep, " --list"));
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(list.out, "0:1us/refit\n1:1500ns/refit\n2:2us/refit\n3:2500ns/refit\n4:3us/refit\n5:4us/refit\n6:40us/refit\n");
+  ASSERT_EQ(Viosim(sweep).code, 1);
+  ExpectMergeRoundTrip("refit", sweep);
+}
+
+// Parts of a banded or refit run do not mix with parts of another run: no
+// bands, another K or band seed, no refit; a band point missing or twice.
+TEST(ShardCliTest, MergeRefusesBandAndRefitPartsOfAnotherRun) {
+  const std::string table = WriteTmp("mixbands.textproto", kBanded);
+  const std::string reproduce = absl::StrCat("reproduce ", table);
+  auto part = [](const std::string& command, const std::string& shard, const std::string& name) {
+    const std::string path = absl::StrCat(TmpDir(), "/", name, ".jsonl");
+    const Result r = Viosim(absl::StrCat(command, " --shard ", shard, " --format jsonl -o ", path));
+    EXPECT_EQ(r.code, 0) << r.err;
+    return path;
+  };
+  const std::string b0 = part(absl::StrCat(reproduce, " --bands 3"), "0/2", "b0");
+  const std::string b1 = part(absl::StrCat(reproduce, " --bands 3"), "1/2", "b1");
+  const std::string plain1 = part(reproduce, "1/2", "plain1");
+  const std::string k4 = part(absl::StrCat(reproduce, " --bands 4"), "1/2", "k4");
+  const std::string seed2 = part(absl::StrCat(reproduce, " --bands 3 --band-seed 2"), "1/2", "seed2");
+  ASSERT_EQ(Viosim(absl::StrCat("merge ", b0, " ", b1)).code, 0);
+
+  const std::string sweep = absl::StrCat("sweep ", table, " --over workload.lockbench.hold.exponential.mean=2us,3us");
+  const std::string refit = absl::StrCat(sweep, " --refit workload.lockbench.think.exponential.mean"
+                                                " --cell base --range 2us,40us");
+  const std::string r0 = part(refit, "0/2", "r0");
+  const std::string s1 = part(sweep, "1/2", "s1");
+  // Forged results: a band point with a value more than the cells, a refit
+  // whose fitted step is not one of its steps, a step whose bracket is not
+  // before it.
+  auto forged = [](const std::string& path, const std::string& from, const std::string& to, const std::string& name) {
+    std::string text = ReadAll(path);
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+    return WriteTmp(name, text);
+  };
+  const std::string b1_more = forged(forged(b1, "\"values\":[", "\"values\":[1,", "b1_more.jsonl"),
+                                     "\"ci95\":[", "\"ci95\":[1,", "b1_more.jsonl");
+  const std::string b1_uneven = forged(b1, "\"values\":[", "\"values\":[1,", "b1_uneven.jsonl");
+  const std::string r0_best = forged(r0, "\"best\":", "\"best\":9", "r0_best.jsonl");
+  const std::string r0_bracket = forged(r0, "\"bracket_lo\":-1", "\"bracket_lo\":7", "r0_bracket.jsonl");
+  const std::string r1 = part(refit, "1/2", "r1");
+  const std::string out = absl::StrCat(TmpDir(), "/mixed.txt");
+  struct Case {
+    std::string files;
+    std::vector<std::string> says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {absl::StrCat(b0, " ", plain1), {"plain1.jsonl:1 (point 1:", "field 'args'"}},
+           {absl::StrCat(b0, " ", k4), {"k4.jsonl:1 (point ", "field 'args'", "\"bands\":[\"4\"]"}},
+           {absl::StrCat(b0, " ", seed2), {"seed2.jsonl:1 (point ", "field 'args'", "\"band-seed\":[\"2\"]"}},
+           {b0, {"points missing: 1:", "band-point-1-of-3@band-seed=1"}},
+           {absl::StrCat(b0, " ", b1, " ", b1), {"is duplicated", "point 1:"}},
+           {absl::StrCat(r0, " ", s1), {"s1.jsonl:1 (point 1:", "field 'args'"}},
+           {absl::StrCat(b0, " ", b1_more), {"point 5:", "3 cell values, but the scenario has 2 PREDICTION cells"}},
+           {absl::StrCat(b0, " ", b1_uneven), {"b1_uneven.jsonl:3 (point 5:", "values and ci95 differ"}},
+           {absl::StrCat(r0_best, " ", r1), {"r0_best.jsonl:1 (point 0:2us/refit)", "'refit.best'"}},
+           {absl::StrCat(r0_bracket, " ", r1), {"r0_bracket.jsonl:1 (point 0:2us/refit)", "step 0's bracket"}},
+       }) {
+    std::filesystem::remove(out);
+    Result r = Viosim(absl::StrCat("merge -o ", out, " ", c.files));
+    EXPECT_EQ(r.code, 2) << c.files;
+    for (const std::string& says : c.says) EXPECT_THAT(r.err, HasSubstr(says)) << c.files;
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.files;
+  }
 }
 
 TEST(ShardCliTest, ListGivesOneStableIdPerPointAndShardsSplitThem) {
