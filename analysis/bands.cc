@@ -269,7 +269,10 @@ absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandS
     }
   }
   std::set<std::string> wanted;
-  for (int i = 0; i < file.scenario.published_size(); ++i) {
+  // Nothing uncertain (every cost DEFINED or FITTED): every point would be
+  // the same run, and a band of width zero says nothing, so the cells get
+  // none and no point runs (the report says why).
+  for (int i = 0; i < file.scenario.published_size() && !plan.fields.empty(); ++i) {
     if (file.scenario.published(i).role() != viosim::Published::PREDICTION) continue;
     plan.cells.push_back(i);
     plan.cell_keys.emplace_back(file.scenario.published(i).variant(), file.scenario.published(i).metric());

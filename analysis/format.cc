@@ -428,14 +428,27 @@ std::string FormatRun(const std::string& scenario, const std::string& descriptio
   return out;
 }
 
-// The prediction bands of `reps`' cells (`reproduce --bands`); empty
-// when none has one.
-std::string BandsText(const std::vector<Reproduction>& reps) {
+// The prediction bands of `reps`' cells (`reproduce --bands`), and which
+// scenarios' prediction cells have none (no cost of theirs is uncertain);
+// empty without --bands.
+std::string BandsText(const std::vector<Reproduction>& reps, bool bands) {
+  if (!bands) return "";
   std::vector<std::vector<std::string>> rows = {{"scenario", "variant", "metric", "published", "point", "p5", "p50",
                                                  "p95", "published in band", "refit failed", "points"}};
   std::string drivers;
   std::string failures;
+  std::string unbanded;
   for (const Reproduction& rep : reps) {
+    bool predicts = false, banded = false;
+    for (const Cell& c : rep.cells) {
+      predicts |= c.role == "prediction";
+      banded |= c.band.has_value();
+    }
+    if (predicts && !banded) {
+      absl::StrAppend(&unbanded, "  ", rep.scenario,
+                      ": no band: none of its costs carries an uncertainty (each is DEFINED or FITTED), so every "
+                      "point would be the point estimate\n");
+    }
     for (const Cell& c : rep.cells) {
       if (!c.band) continue;
       const CellBand& b = *c.band;
@@ -455,10 +468,11 @@ std::string BandsText(const std::vector<Reproduction>& reps) {
       }
     }
   }
-  if (rows.size() == 1) return "";
+  if (rows.size() == 1) return unbanded.empty() ? "" : absl::StrCat("\nprediction bands\n", unbanded);
   return absl::StrCat("\nprediction bands (5-95% over the points whose refit succeeded)\n",
                       Table(rows, "", "lllrrrrrlrr"),
-                      "drivers (Spearman rank correlation of a cost's drawn value with the cell, top 3):\n", drivers, failures);
+                      "drivers (Spearman rank correlation of a cost's drawn value with the cell, top 3):\n", drivers, failures,
+                      unbanded);
 }
 
 std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool band_columns) {
@@ -484,7 +498,7 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool ba
       return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"), NotInformativeNote(reps),
                           absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
                                           outside),
-                          PredictionsText(reps), gaps, BandsText(reps));
+                          PredictionsText(reps), gaps, BandsText(reps, band_columns));
     }
     case Format::kJson: {
       JsonWriter j;

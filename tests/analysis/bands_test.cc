@@ -152,6 +152,31 @@ TEST(BandsTest, TheSameWhateverTheJobsAndRefitsEveryPoint) {
   EXPECT_NE(other->factors, plan.factors);
 }
 
+// With nothing uncertain (the hold's range removed, every cost DEFINED) a
+// band would be K copies of the point: no point runs, the cells get no
+// band, and the text says why.
+TEST(BandsTest, NothingUncertainGivesNoBandAndSaysWhy) {
+  std::string text = ReadHoldOnly();
+  const std::string hold =
+      "source { kind: ESTIMATED ref: \"t\" uncertainty { range { lo: \"1us\" hi: \"3us\" } reason: \"test\" } }";
+  const size_t at = text.find(hold);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, hold.size(), "source { kind: DEFINED ref: \"t\" }");
+  const viosim::ScenarioFile file = Load(text);
+  BandSpec spec;
+  spec.k = 8;
+  BandPlan plan;
+  std::vector<BandPoint> points;
+  const Reproduction rep = RunWithBands(file, spec, 2, &plan, &points);
+  EXPECT_TRUE(plan.fields.empty());
+  EXPECT_TRUE(plan.cells.empty());
+  EXPECT_TRUE(points.empty());
+  for (const Cell& c : rep.cells) EXPECT_FALSE(c.band.has_value()) << c.variant;
+  const std::string out = FormatCells({rep}, Format::kText, /*band_columns=*/true);
+  EXPECT_NE(out.find("no band: none of its costs carries an uncertainty"), std::string::npos) << out;
+  EXPECT_EQ(FormatCells({rep}, Format::kText, /*band_columns=*/false).find("no band"), std::string::npos);
+}
+
 TEST(BandsTest, BadSpecsAndRangesAreRefused) {
   const viosim::ScenarioFile file = Load(ReadHoldOnly());
   BandSpec spec;
