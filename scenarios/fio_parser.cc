@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -494,7 +495,53 @@ struct SectionWork {
   std::vector<std::pair<int, WrittenOption>> written;
   std::vector<std::pair<const OptionLine*, const OptionInfo*>> engine_options;
   bool log_option = false;
+  std::vector<std::string> notes;  // read-as-fio notes of this section's options
 };
+
+// The part of a number's text that fio's parser passes over without reading:
+// what follows the leading digits and the unit fio recognises ("e3" of
+// "1e3", ".5" of "1.5", "z" of "4kz", "sec" of "10sec", which fio reads as
+// 10 us), or "" when it reads all of it. Each round of a list or range
+// ("4k,8k", "4k-64k") is looked at; text that does not start with a
+// number is left to the option's own checks.
+std::string UnreadTail(ValueKind kind, const std::string& value) {
+  std::string unread;
+  for (absl::string_view part : absl::StrSplit(value, absl::ByAnyChar(",:-"))) {
+    size_t p = 0;
+    if (absl::StartsWithIgnoreCase(part, "0x")) {
+      p = 2;
+      while (p < part.size() && std::isxdigit(static_cast<unsigned char>(part[p]))) ++p;
+    } else {
+      while (p < part.size() && (IsDigit(part[p]) || (p == 0 && part[p] == '+'))) ++p;
+    }
+    if (p == 0 || (p == 1 && part[0] == '+')) continue;
+    const std::string tail = absl::AsciiStrToLower(part.substr(p));
+    size_t known = 0;  // how much of the tail is a unit fio recognises
+    if (kind == ValueKind::kTime) {
+      for (const char* u : {"usec", "us", "msec", "ms"}) {
+        if (absl::StartsWith(tail, u)) {
+          known = std::strlen(u);
+          break;
+        }
+      }
+      if (tail == "s" || tail == "m" || tail == "h" || tail == "d") known = 1;
+    } else if (kind == ValueKind::kInt || kind == ValueKind::kRange) {
+      if (!tail.empty() && std::strchr("kmgtp", tail[0]) != nullptr) {
+        known = 1;
+        for (const char* rest : {"ib", "b", "i"}) {
+          if (absl::StartsWith(absl::string_view(tail).substr(1), rest)) {
+            known += std::strlen(rest);
+            break;
+          }
+        }
+      } else if (absl::StartsWith(tail, "%") || absl::StartsWith(tail, "b")) {
+        known = 1;
+      }
+    }
+    if (known < tail.size()) absl::StrAppend(&unread, unread.empty() ? "" : ", ", "'", tail.substr(known), "'");
+  }
+  return unread;
+}
 
 bool NeedsValue(ValueKind k) {
   return k != ValueKind::kFlag && k != ValueKind::kTextOrBare;
@@ -560,6 +607,7 @@ class JobParser {
     }
     for (const OptionLine& o : s.options) Apply(o, d, w);
     ApplyEngineOptions(d, w);
+    for (const std::string& note : w.notes) AddNote(out, note);
 
     std::stable_sort(w.written.begin(), w.written.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -633,6 +681,14 @@ class JobParser {
     if (!st.ok()) {
       Error(o.at, st.message());
       return;
+    }
+    if (info->kind == ValueKind::kInt || info->kind == ValueKind::kTime || info->kind == ValueKind::kRange ||
+        info->kind == ValueKind::kBool || (info->kind == ValueKind::kFlag && !o.bare)) {
+      if (const std::string unread = UnreadTail(info->kind, value); !unread.empty()) {
+        w.notes.push_back(absl::StrCat(o.at.file, ":", o.at.line, ": option '", o.key, "=", o.value, "': fio does not read ",
+                                       unread, " of it (no fractions or exponents; only its leading number and unit "
+                                       "count), and neither does viosim"));
+      }
     }
     absl::string_view name = info->name;
     if (absl::StartsWith(name, "write_") && absl::EndsWith(name, "log")) w.log_option = true;

@@ -650,6 +650,28 @@ TEST(NotesTest, TimeBasedWithoutRuntimeRunsSizeBound) {
   EXPECT_TRUE(Job("[j]\ndirect=1\ntime_based\nruntime=5\n").time_based);
 }
 
+// A number's text that fio passes over (an exponent, a fraction, letters
+// after its unit) is read as fio reads it, and noted with its line: bs=1e3
+// is 1 byte, iodepth=1.5 is 1, runtime=10sec is 10 us.
+TEST(NotesTest, TextFioDoesNotReadInANumberIsNoted) {
+  JobFile f = Parse("[j]\ndirect=1\nbs=1e3\niodepth=1.5\nruntime=10sec\nsize=4kz\n");
+  ASSERT_EQ(f.jobs.size(), 1u);
+  EXPECT_EQ(f.jobs[0].bs_min[0], 1u);
+  EXPECT_EQ(f.jobs[0].iodepth, 1);
+  EXPECT_EQ(f.jobs[0].runtime_us, 10);
+  EXPECT_EQ(f.jobs[0].size, 4096u);
+  ASSERT_EQ(f.notes.size(), 4u) << testing::PrintToString(f.notes);
+  EXPECT_THAT(f.notes[0], HasSubstr("job.fio:3: option 'bs=1e3': fio does not read 'e3' of it"));
+  EXPECT_THAT(f.notes[1], HasSubstr("job.fio:4: option 'iodepth=1.5': fio does not read '.5'"));
+  EXPECT_THAT(f.notes[2], HasSubstr("job.fio:5: option 'runtime=10sec': fio does not read 'sec'"));
+  EXPECT_THAT(f.notes[3], HasSubstr("job.fio:6: option 'size=4kz': fio does not read 'z'"));
+  // Every unit fio reads, lists and ranges: nothing to note.
+  EXPECT_THAT(Parse("[j]\ndirect=1\nbs=4KiB,8k\nsize=1G\nruntime=2m\nramp_time=500ms\nbsrange=4k-64k\n"
+                    "iodepth=0x10\nnorandommap=1\n")
+                  .notes,
+              IsEmpty());
+}
+
 TEST(JobSemanticsTest, NumjobsIsRecordedNotCloned) {
   JobFile f = Parse("[j]\nnumjobs=4\n");
   ASSERT_EQ(f.jobs.size(), 1u);
