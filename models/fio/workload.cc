@@ -25,6 +25,8 @@ struct IoU {
   sim::Time start_time;  // prepared (get_io_u)
   sim::Time issue_time;  // submitted
   IoU* next = nullptr;   // completion list
+  IoU* older = nullptr;  // in-flight list, both ways (Job::inflight_*)
+  IoU* newer = nullptr;
 };
 
 struct Job {
@@ -52,7 +54,21 @@ struct Job {
   std::vector<IoU> ious;
   std::vector<IoU*> free_ious;
   std::vector<IoU*> pending;   // queued, not yet committed
-  std::vector<IoU*> inflight;  // committed, oldest first
+  // Committed and not reaped, oldest first: a list through IoU::older and
+  // newer, so that reaping one is O(1) whatever the depth.
+  IoU* inflight_oldest = nullptr;
+  IoU* inflight_newest = nullptr;
+  void AddInflight(IoU* u) {
+    u->older = inflight_newest;
+    u->newer = nullptr;
+    (inflight_newest != nullptr ? inflight_newest->newer : inflight_oldest) = u;
+    inflight_newest = u;
+  }
+  void RemoveInflight(IoU* u) {
+    (u->older != nullptr ? u->older->newer : inflight_oldest) = u->newer;
+    (u->newer != nullptr ? u->newer->older : inflight_newest) = u->older;
+    u->older = u->newer = nullptr;
+  }
   IoU* completed_head = nullptr;
   IoU* completed_tail = nullptr;
   uint64_t completed_count = 0;
@@ -413,7 +429,7 @@ sim::Task Workload::Commit(Job& j) {
     if (acct && job_reports_ && u->start_time >= j.measure_start) {
       j.ts->ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
     }
-    j.inflight.push_back(u);
+    j.AddInflight(u);
   }
   if (acct) {
     ++j.ts->io_submit[BatchBucket(n)];
@@ -430,7 +446,7 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
   while (j.completed_count < min_events) {
     IoU* polled = nullptr;
     if (j.opt.hipri) {
-      for (IoU* u : j.inflight) {
+      for (IoU* u = j.inflight_oldest; u != nullptr; u = u->newer) {
         if (!u->rq.done) {
           polled = u;
           break;
@@ -452,7 +468,7 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
     if (j.completed_head == nullptr) j.completed_tail = nullptr;
     --j.completed_count;
     co_await Work(j, costs_.reap_per_event, false);
-    j.inflight.erase(std::find(j.inflight.begin(), j.inflight.end(), u));
+    j.RemoveInflight(u);
     Account(j, *u, sim_->Now());
     j.free_ious.push_back(u);
     --j.cur_depth;
@@ -701,7 +717,6 @@ std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) 
         u.rq.issuer = &u;
         j->free_ious.push_back(&u);
       }
-      j->inflight.reserve(static_cast<size_t>(n));
       j->pending.reserve(static_cast<size_t>(n));
       j->finished = std::make_unique<sim::Signal>(*sim_);
       j->task = std::make_unique<models::Task>(absl::StrCat("fio/", o.name, ".", k), std::move(affinity));
