@@ -299,7 +299,7 @@ int main(int argc, char** argv) {
       sweep->add_option("--refit", refit_spec.field,
                         "At each value, first fit this field (a duration or a number, by --set path) to the "
                         "published CALIBRATION cell --cell, within --range, as `calibrate` does; then run the "
-                        "variants with both")
+                        "variants with both; with --shard each swept value is a point of its own")
           ->type_name("FIELD");
   const FitFlags refit_flags = AddFitFlags(sweep, &refit_spec, &refit_cell, &refit_range);
   AddShared(sweep, &sweep_f);
@@ -347,7 +347,8 @@ int main(int argc, char** argv) {
   analysis::BandSpec band_spec;
   rep->add_option("--bands", band_spec.k,
                   "Prediction bands: K points of the uncertain costs (Latin hypercube), the fitted costs "
-                  "refitted at each, p5/p50/p95 of every PREDICTION cell")
+                  "refitted at each, p5/p50/p95 of every PREDICTION cell; with --shard each band point is a "
+                  "point of its own (--list names them)")
       ->type_name("K");
   std::string band_seed;  // read by the rule of --seed and run.seed
   rep->add_option("--band-seed", band_seed, "The Latin hypercube's seed (default 1)")->type_name("N");
