@@ -76,7 +76,9 @@ TEST(IntervalsTest, KickLockRatesAreOverTheMeasuredWindow) {
   for (const viosim::LockStatRow& l : r.locks) {
     SCOPED_TRACE(l.name);
     EXPECT_LE(l.contentions, l.acquisitions);
-    if (l.contentions > 0) EXPECT_NEAR(l.wait_avg_us * static_cast<double>(l.contentions), l.wait_total_us, 1e-6 * l.wait_total_us + 1e-9);
+    if (l.contentions > 0) {
+      EXPECT_NEAR(l.wait_avg_us * static_cast<double>(l.contentions), l.wait_total_us, 1e-6 * l.wait_total_us + 1e-9);
+    }
   }
 }
 

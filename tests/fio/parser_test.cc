@@ -591,7 +591,9 @@ TEST(OptionClassTest, TheTableHasHundredsOfNamesInTheRightClasses) {
   // No name or alias is listed twice (a second entry would be unreachable).
   for (const OptionInfo* o : AllOptions()) {
     EXPECT_EQ(FindOption(o->name), o) << o->name;
-    if (o->alias[0] != '\0') EXPECT_EQ(FindOption(o->alias), o) << o->alias;
+    if (o->alias[0] != '\0') {
+      EXPECT_EQ(FindOption(o->alias), o) << o->alias;
+    }
   }
 }
 

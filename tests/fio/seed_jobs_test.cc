@@ -17,7 +17,9 @@ TEST(SeedJobs, EveryShippedJobFileParses) {
   for (const std::string& f : files) {
     absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(f);
     EXPECT_TRUE(jobs.ok()) << f << ": " << jobs.status();
-    if (jobs.ok()) EXPECT_FALSE(jobs->jobs.empty()) << f;
+    if (jobs.ok()) {
+      EXPECT_FALSE(jobs->jobs.empty()) << f;
+    }
   }
 }
 

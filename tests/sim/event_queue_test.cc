@@ -65,7 +65,9 @@ void CheckAgainstOrderedSet(uint64_t seed, int64_t spread, const std::vector<Pha
       EventQueue::Entry e{};
       // A limit before the earliest entry takes nothing out.
       const int64_t first = expected.begin()->first;
-      if (first > now) ASSERT_FALSE(q.PopDue(first - 1, &e));
+      if (first > now) {
+        ASSERT_FALSE(q.PopDue(first - 1, &e));
+      }
       ASSERT_EQ(q.MinTime(), first);
       ASSERT_TRUE(q.PopDue(first, &e));
       ASSERT_EQ(Key(e.t, e.seq), *expected.begin()) << "step " << step;

@@ -83,7 +83,9 @@ TEST(BlkPollTableTest, AllRowsWithinTheIssuesTolerances) {
     EXPECT_NEAR(m0.at("interrupts_per_request"), 1, 0.01);
     EXPECT_GT(m1.at("vcpu_util_pct"), 99);
     if (r.bytes <= 16384) {
-      if (std::string(r.rw) != "write" || r.bytes != 16384) EXPECT_NEAR(gain, pub_gain, 6);
+      if (std::string(r.rw) != "write" || r.bytes != 16384) {
+        EXPECT_NEAR(gain, pub_gain, 6);
+      }
     } else {
       EXPECT_LT(std::abs(gain), 2);
       const double ceiling = std::string(r.rw).find("write") != std::string::npos ? write_bw : read_bw;
