@@ -60,16 +60,26 @@ struct JsonValue {
   double number = 0;
   std::string str;
   std::vector<JsonValue> items;
-  std::vector<std::pair<std::string, JsonValue>> members;
+  // An object's members in order. Not a vector of std::pair: a pair needs
+  // JsonValue complete where it is named, and clang's libstdc++ checks it.
+  struct Member;
+  std::vector<Member> members;
   absl::string_view raw;  // the value's text as written
 
-  const JsonValue* Find(absl::string_view key) const {
-    for (const auto& [k, v] : members) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
+  const JsonValue* Find(absl::string_view key) const;
 };
+
+struct JsonValue::Member {
+  std::string key;
+  JsonValue value;
+};
+
+const JsonValue* JsonValue::Find(absl::string_view key) const {
+  for (const Member& m : members) {
+    if (m.key == key) return &m.value;
+  }
+  return nullptr;
+}
 
 class JsonReader {
  public:
@@ -175,7 +185,7 @@ class JsonReader {
         Space();
         if (pos_ >= text_.size() || text_[pos_++] != ':') return Fail("expected ':'");
         if (!Value(&item, depth + 1)) return false;
-        v->members.emplace_back(std::move(key), std::move(item));
+        v->members.push_back(JsonValue::Member{std::move(key), std::move(item)});
         return true;
       });
     } else if (c == '[') {

@@ -4,16 +4,16 @@
 # hand. A crash leaves its input in fuzz/crashes/TARGET/, where
 # tests/fuzz's replay test runs it from then on.
 #
-#   tools/fuzz.sh scenario|set|fio [libFuzzer flags]
+#   tools/fuzz.sh scenario|set|fio|merge [libFuzzer flags]
 #   tools/fuzz.sh fio -runs=10000000
 #
 # The fuzz build has its own Bazel output base, so switching compilers does
 # not throw away the main build (VIOSIM_FUZZ_OUTPUT_BASE overrides where).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target="${1:?usage: tools/fuzz.sh scenario|set|fio [libFuzzer flags]}"
+target="${1:?usage: tools/fuzz.sh scenario|set|fio|merge [libFuzzer flags]}"
 shift
-case "$target" in scenario | set | fio) ;; *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;; esac
+case "$target" in scenario | set | fio | merge) ;; *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;; esac
 base="${VIOSIM_FUZZ_OUTPUT_BASE:-$HOME/.cache/viosim-fuzz}"
 bazel --output_base="$base" build --config=fuzz --symlink_prefix=/ "//fuzz:${target}_fuzzer" >&2
 bin="$(bazel --output_base="$base" info --config=fuzz bazel-bin 2>/dev/null)/fuzz/${target}_fuzzer"
