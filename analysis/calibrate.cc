@@ -385,6 +385,10 @@ Calibration CalibrationAt(const RefitSweepPlan& plan, size_t i, std::vector<std:
 
 absl::StatusOr<RefitSweep> AssembleRefitSweep(const viosim::ScenarioFile& file, const RefitSweepPlan& plan,
                                               std::vector<RefitValue> values) {
+  if (values.size() != plan.spec.values.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(file.path, ": ", values.size(), " refit values for the ",
+                                                   plan.spec.values.size(), " values of ", plan.spec.field));
+  }
   RefitSweep out;
   out.sweep = plan.sweep.sweep;
   for (size_t i = 0; i < values.size(); ++i) {

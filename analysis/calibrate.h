@@ -169,7 +169,8 @@ absl::StatusOr<RefitValue> RunRefitValue(const viosim::ScenarioFile& file, const
 // and the search (a value's result read back from elsewhere).
 Calibration CalibrationAt(const RefitSweepPlan& plan, size_t i, std::vector<std::string> values, Bisection search);
 
-// The RefitSweep of every value's outcome, in plan order.
+// The RefitSweep of every value's outcome, in plan order (InvalidArgument
+// unless there is one per value of the plan).
 absl::StatusOr<RefitSweep> AssembleRefitSweep(const viosim::ScenarioFile& file, const RefitSweepPlan& plan,
                                               std::vector<RefitValue> values);
 
