@@ -180,6 +180,35 @@ absl::StatusOr<Bisection> Bisect(const BisectionOptions& o,
   return b;
 }
 
+absl::Status CheckBisection(const Bisection& b) {
+  const int n = static_cast<int>(b.steps.size());
+  if (n < 2) return absl::InvalidArgumentError(absl::StrCat("steps: a search has its two ends first; this one has ", n, " steps"));
+  for (int i = 0; i < n; ++i) {
+    const BisectionStep& s = b.steps[i];
+    const BisectionStep::At at = i == 0 ? BisectionStep::At::kLo : i == 1 ? BisectionStep::At::kHi : BisectionStep::At::kMid;
+    const bool end = i < 2;
+    if (s.at != at || s.iteration != (end ? 0 : i - 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("steps: step ", i, " is not ", end ? (i == 0 ? "the low end" : "the high end") : absl::StrCat("midpoint ", i - 1)));
+    }
+    const bool bracket_ok = end ? s.bracket_lo == -1 && s.bracket_hi == -1 && !s.non_monotonic
+                                : s.bracket_lo >= 0 && s.bracket_hi >= 0 && s.bracket_lo < i && s.bracket_hi < i &&
+                                      s.bracket_lo != s.bracket_hi;
+    if (!bracket_ok) {
+      return absl::InvalidArgumentError(absl::StrCat("steps: step ", i, "'s bracket is not ",
+                                                     end ? "empty (an end has none)" : "two different steps before it"));
+    }
+  }
+  if (b.outcome == BisectionOutcome::kNotBracketed) {
+    if (n != 2 || b.best != -1) {
+      return absl::InvalidArgumentError("best: a search that was not bracketed tried only its two ends and has no best step");
+    }
+  } else if (b.best < 0 || b.best >= n) {
+    return absl::InvalidArgumentError(absl::StrCat("best: step ", b.best, " is not one of the ", n, " steps"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseCellAndRange(absl::string_view cell, absl::string_view range, CalibrateSpec* spec) {
   const size_t slash = cell.rfind('/');
   spec->variant = std::string(absl::StripAsciiWhitespace(cell.substr(0, slash)));

@@ -75,6 +75,15 @@ struct Bisection {
 absl::StatusOr<Bisection> Bisect(const BisectionOptions& options,
                                  const std::function<absl::StatusOr<Evaluation>(double)>& evaluate);
 
+// Whether `b` has the shape of a search Bisect returns, which every reader of
+// a Bisection relies on: the low end, the high end, then midpoints 1, 2, ...
+// each with a bracket of two different steps before it (the ends have
+// none; only a midpoint with a bracket can be non-monotonic); `best` one of
+// the steps, except when not bracketed: then -1, and only the ends were
+// tried. Otherwise InvalidArgument "steps: ..." or "best: ...", the member
+// at fault first (for a search read back from a part file, `viosim merge`).
+absl::Status CheckBisection(const Bisection& b);
+
 // What `viosim calibrate` is asked.
 struct CalibrateSpec {
   std::string field;   // a --set path

@@ -895,8 +895,12 @@ absl::StatusOr<RefitValue> ReadRefit(const JsonValue& line) {
   b.outcome = *outcome;
   b.at_resolution = *at_resolution;
   b.best = *best;
-  if (b.best < -1 || b.best >= static_cast<int>(b.steps.size()) || (b.best < 0 && b.outcome == BisectionOutcome::kFitted)) {
-    return absl::InvalidArgumentError("field 'refit.best' is not one of the steps");
+  // The formats index the steps by what a search guarantees (the two ends,
+  // the best step): a part whose search could not have come out of Bisect
+  // is refused here, not read out of bounds there.
+  if (absl::Status st = CheckBisection(b); !st.ok()) {
+    const std::pair<absl::string_view, absl::string_view> member_text = absl::StrSplit(st.message(), absl::MaxSplits(": ", 1));
+    return absl::InvalidArgumentError(absl::StrCat("field 'refit.", member_text.first, "': ", member_text.second));
   }
   for (const JsonValue& v : runs->items) {
     absl::StatusOr<viosim::VariantResult> r = ReadRun(v);

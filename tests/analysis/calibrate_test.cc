@@ -2,6 +2,8 @@
 // parsing --cell and --range, and the three output formats; and those of
 // `viosim sweep --refit`, whose every value is such a calibration.
 #include <cmath>
+#include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -121,6 +123,66 @@ TEST(BisectTest, AnEvaluationErrorEndsTheSearch) {
   };
   absl::StatusOr<Bisection> b = Bisect(Options(1, 80, 20), failing);
   EXPECT_EQ(b.status().code(), absl::StatusCode::kInternal);
+}
+
+// Every search Bisect returns has the shape CheckBisection asks for (the
+// formats index steps by it), and each way of breaking that shape -- what a
+// hand-edited or corrupted part file may carry -- is refused.
+TEST(CheckBisectionTest, AcceptsEverySearchBisectReturnsAndRefusesEachBrokenShape) {
+  // A step function, so that some searches stop at the resolution.
+  auto step = [](double x) -> absl::StatusOr<Evaluation> { return Evaluation{x < 40 ? 30.0 : 10.0, std::nullopt}; };
+  BisectionOptions snapped = Options(1, 80, 20);
+  snapped.snap = [](double x) { return std::round(x); };
+  std::vector<Bisection> searches;
+  for (const auto& [o, f] : std::vector<std::pair<BisectionOptions, std::function<absl::StatusOr<Evaluation>(double)>>>{
+           {Options(1, 80, 1000.0 / 51.5), Inverse},  // fitted at a midpoint
+           {Options(1, 80, 1000.0 / 80), Inverse},    // fitted at an end
+           {Options(1, 80, 5000), Inverse},           // not bracketed
+           {snapped, step},                           // not converged, at the resolution
+       }) {
+    absl::StatusOr<Bisection> b = Bisect(o, f);
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_TRUE(CheckBisection(*b).ok()) << CheckBisection(*b);
+    searches.push_back(*b);
+  }
+  BisectionOptions few = Options(1, 80, 1000.0 / 51.5);
+  few.max_iter = 2;  // not converged, out of iterations
+  absl::StatusOr<Bisection> cut = Bisect(few, Inverse);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->outcome, BisectionOutcome::kNotConverged);
+  EXPECT_TRUE(CheckBisection(*cut).ok()) << CheckBisection(*cut);
+
+  const Bisection& mid = searches[0];  // lo, hi and at least two midpoints
+  ASSERT_GE(mid.steps.size(), 4u);
+  const Bisection& unbracketed = searches[2];
+  std::vector<std::pair<std::string, Bisection>> broken;
+  auto add = [&](const std::string& what, const Bisection& from, const std::function<void(Bisection&)>& change) {
+    Bisection b = from;
+    change(b);
+    broken.emplace_back(what, b);
+  };
+  add("one step", unbracketed, [](Bisection& b) { b.steps.pop_back(); });
+  add("no step", unbracketed, [](Bisection& b) { b.steps.clear(); });
+  add("ends swapped", mid, [](Bisection& b) { std::swap(b.steps[0], b.steps[1]); });
+  add("an end as a midpoint", mid, [](Bisection& b) { b.steps[1].at = BisectionStep::At::kMid; });
+  add("midpoints out of order", mid, [](Bisection& b) { std::swap(b.steps[2], b.steps[3]); });
+  add("an end with a bracket", mid, [](Bisection& b) { b.steps[1].bracket_lo = 0; });
+  add("an end non-monotonic", mid, [](Bisection& b) { b.steps[0].non_monotonic = true; });
+  add("a midpoint without a bracket", mid, [](Bisection& b) { b.steps[2].bracket_hi = -1; });
+  add("a bracket ahead of its midpoint", mid, [](Bisection& b) { b.steps[2].bracket_hi = 2; });
+  add("a bracket of one step", mid, [](Bisection& b) { b.steps[3].bracket_lo = b.steps[3].bracket_hi; });
+  add("best past the steps", mid, [](Bisection& b) { b.best = static_cast<int>(b.steps.size()); });
+  add("fitted without a best", mid, [](Bisection& b) { b.best = -1; });
+  add("not converged without a best", mid, [](Bisection& b) {
+    b.outcome = BisectionOutcome::kNotConverged;
+    b.best = -1;
+  });
+  add("not bracketed with a best", unbracketed, [](Bisection& b) { b.best = 0; });
+  add("not bracketed with midpoints", mid, [](Bisection& b) {
+    b.outcome = BisectionOutcome::kNotBracketed;
+    b.best = -1;
+  });
+  for (const auto& [what, b] : broken) EXPECT_FALSE(CheckBisection(b).ok()) << what;
 }
 
 TEST(ParseCellAndRangeTest, SplitsVariantMetricAndEnds) {
