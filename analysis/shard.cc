@@ -876,13 +876,6 @@ absl::StatusOr<RefitValue> ReadRefit(const JsonValue& line) {
     std::string set;
     absl::StatusOr<BisectionStep> step = ReadStep(v, &set);
     if (!step.ok()) return step.status();
-    // A midpoint's bracket is two steps before it; the ends have none.
-    const int i = static_cast<int>(b.steps.size());
-    const bool bracketed = step->bracket_lo >= 0 && step->bracket_hi >= 0;
-    if (std::max(step->bracket_lo, step->bracket_hi) >= i || std::min(step->bracket_lo, step->bracket_hi) < -1 ||
-        (step->non_monotonic && !bracketed)) {
-      return absl::InvalidArgumentError(absl::StrCat("field 'refit.steps': step ", i, "'s bracket is not two steps before it"));
-    }
     b.steps.push_back(*step);
     out.fit.values.push_back(std::move(set));
   }
@@ -896,8 +889,8 @@ absl::StatusOr<RefitValue> ReadRefit(const JsonValue& line) {
   b.at_resolution = *at_resolution;
   b.best = *best;
   // The formats index the steps by what a search guarantees (the two ends,
-  // the best step): a part whose search could not have come out of Bisect
-  // is refused here, not read out of bounds there.
+  // the brackets, the best step): a part whose search could not have come
+  // out of Bisect is refused here, not read out of bounds there.
   if (absl::Status st = CheckBisection(b); !st.ok()) {
     const std::pair<absl::string_view, absl::string_view> member_text = absl::StrSplit(st.message(), absl::MaxSplits(": ", 1));
     return absl::InvalidArgumentError(absl::StrCat("field 'refit.", member_text.first, "': ", member_text.second));

@@ -25,6 +25,10 @@
 
 namespace analysis {
 
+// The binary's version, as `viosim --version` prints it; every part file
+// carries it, and merge takes parts of this version only.
+inline constexpr char kVersion[] = "viosim 0.1.0";
+
 // "--shard K/N": this shard owns the points whose index i has i % N == K.
 struct ShardSpec {
   int k = 0;

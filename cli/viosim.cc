@@ -44,7 +44,7 @@
 
 namespace {
 
-constexpr char kVersion[] = "viosim 0.1.0";
+using analysis::kVersion;
 constexpr int kExitOk = 0;
 constexpr int kExitCheckFailed = 1;
 constexpr int kExitBadInput = 2;
