@@ -1,9 +1,13 @@
 // docs/cli.md and `--help` in step: every flag a subcommand's help lists is
-// documented in docs/cli.md (as a whole word: `--jobs` is not `--jobs-x`).
+// documented in docs/cli.md (as a whole word: `--jobs` is not `--jobs-x`);
+// and the error messages docs/cli.md shows are the ones viosim prints.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -78,6 +82,47 @@ TEST(DocsTest, EveryFlagOfEverySubcommandIsInDocsCli) {
     }
   }
   EXPECT_GT(checked, 40);
+}
+
+// Each example of bad input in docs/cli.md, and the command that gives it:
+// the doc shows the first line viosim prints on stderr, exactly, and the
+// exit status is 2. A doc line starting "viosim: " that is not an example
+// here is reported, so that a new example gets its command too.
+TEST(DocsTest, ErrorExamplesAreWhatViosimPrints) {
+  const char* t = std::getenv("TEST_TMPDIR");
+  const std::string dir = t != nullptr ? t : "/tmp";
+  // The file of the first example, "lock.textproto", with `two` at 4:14.
+  std::ofstream(dir + "/lock.textproto") << "# a lock benchmark\nworkload {\n  lockbench {\n    threads: two\n  }\n}\n";
+  const std::string viosim = (std::filesystem::current_path() / "cli/viosim").string();
+  struct Example {
+    std::string cwd;  // where to run (the message names files as given)
+    std::string args;
+  };
+  const std::vector<Example> examples = {
+      {dir, "run lock.textproto"},
+      {".", "run scenarios/lockbench.textproto --set run.durashun=1s"},
+      {".", "run scenarios/virtio_blk_kick_lock.textproto --variant after --set stack.virtio_blk.queue_depth=256"},
+  };
+  const std::string doc = fio_test::ReadFile("docs/cli.md");
+  std::vector<std::string> shown;
+  for (absl::string_view line : absl::StrSplit(doc, '\n')) {
+    if (absl::StartsWith(line, "viosim: ") && !absl::StartsWith(line, "viosim: simulated ")) shown.emplace_back(line);
+  }
+  std::vector<std::string> printed;
+  for (const Example& e : examples) {
+    const std::string err = dir + "/err.txt";
+    const int status = std::system(absl::StrCat("cd ", e.cwd, " && ", viosim, " ", e.args, " >/dev/null 2>", err).c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << e.args;
+    const std::string out = fio_test::ReadFile(err);
+    const std::string first = out.substr(0, out.find('\n'));
+    printed.push_back(first);
+    EXPECT_NE(std::find(shown.begin(), shown.end(), first), shown.end())
+        << "viosim " << e.args << " prints\n  " << first << "\nwhich docs/cli.md does not show";
+  }
+  for (const std::string& line : shown) {
+    EXPECT_NE(std::find(printed.begin(), printed.end(), line), printed.end())
+        << "docs/cli.md shows\n  " << line << "\nwhich no example of this test prints";
+  }
 }
 
 }  // namespace
