@@ -1,4 +1,4 @@
-// Engine speed on the lock-contention benchmark (DESIGN.md section 8): N
+// Engine speed on the lock-contention benchmark (models/lockbench/): N
 // threads, think Exp(10us), hold Exp(2us), one FIFO spinlock, stopped after
 // 2,000,000 acquisitions. Each N runs twice, side by side in one process:
 //

@@ -2,8 +2,8 @@
 // (scenarios/raid10_unplug.textproto) with the post's fio job, 100 ms of
 // simulated time from the jobs' start, built the way `viosim run` builds
 // it (FioRig: the machine, the fair scheduler over its topology, the raid10
-// stack, fio's processes). Prints simulated I/Os per wall-clock second
-// (items_per_second), simulated events per second, events per I/O and the
+// stack, fio's processes). Prints simulated I/Os per CPU-second
+// (items_per_second), simulated events per CPU-second, events per I/O and the
 // process's peak RSS; then how the cost grows with the jobs (50 to 400 on
 // 128 CPUs) and with the CPUs (32 to 128, 400 jobs).
 //

@@ -5,8 +5,9 @@
 // of the wake-up is not charged). They ask for 200 CPUs' worth of work, so
 // runqueues hold waiting tasks, woken sleepers preempt, and the balancer
 // moves tasks. A context switch costs 1us and the reschedule IPI to an idle
-// CPU 1us. Prints simulated context switches per wall-clock second
-// (items_per_second), and events per second.
+// CPU 1us. Prints simulated context switches per CPU-second
+// (items_per_second), events per CPU-second, events per switch and the
+// share of switches that preempted a running task.
 //
 //   bazel run -c opt //bench:sched_benchmark
 #include <coroutine>

@@ -13,7 +13,7 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libcli11-dev
-  python3-matplotlib # charts of `viosim reproduce|sweep --report DIR`
+  python3-matplotlib # charts of `viosim reproduce|sweep|explain --report DIR`
 )
 # The batch systems the sharding tests start (tests/tools/), installed without
 # their recommends (Slurm would bring 42 packages instead of 8).
