@@ -20,9 +20,14 @@
 
 namespace {
 
-std::string Help(const std::string& args) {
+// The test's scratch folder.
+std::string TmpDir() {
   const char* t = std::getenv("TEST_TMPDIR");
-  const std::string out = absl::StrCat(t != nullptr ? t : "/tmp", "/help.txt");
+  return t != nullptr ? t : "/tmp";
+}
+
+std::string Help(const std::string& args) {
+  const std::string out = TmpDir() + "/help.txt";
   const int status = std::system(absl::StrCat("cli/viosim ", args, " --help >", out, " 2>&1").c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << args;
   return fio_test::ReadFile(out);
@@ -89,8 +94,7 @@ TEST(DocsTest, EveryFlagOfEverySubcommandIsInDocsCli) {
 // exit status is 2. A doc line starting "viosim: " that is not an example
 // here is reported, so that a new example gets its command too.
 TEST(DocsTest, ErrorExamplesAreWhatViosimPrints) {
-  const char* t = std::getenv("TEST_TMPDIR");
-  const std::string dir = t != nullptr ? t : "/tmp";
+  const std::string dir = TmpDir();
   // The file of the first example, "lock.textproto", with `two` at 4:14.
   std::ofstream(dir + "/lock.textproto") << "# a lock benchmark\nworkload {\n  lockbench {\n    threads: two\n  }\n}\n";
   const std::string viosim = (std::filesystem::current_path() / "cli/viosim").string();

@@ -15,8 +15,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,16 +28,10 @@
 #include "gtest/gtest.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario.pb.h"
+#include "tests/fio_output/json_reader.h"
 
 namespace viosim {
 namespace {
-
-std::string Read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The files to scan, relative to the workspace root.
 std::vector<std::string> Pages() {
@@ -128,7 +120,7 @@ TEST(DocAssignmentsTest, EveryQuotedPathIsAcceptedByTheLoader) {
   ASSERT_GE(scenarios.size(), 5u);
   int checked = 0;
   for (const std::string& page : Pages()) {
-    for (const Quote& q : QuotesIn(page, Read(page))) {
+    for (const Quote& q : QuotesIn(page, fio_test::ReadFile(page))) {
       ++checked;
       std::string why;
       bool accepted = false;
