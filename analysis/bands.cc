@@ -192,7 +192,7 @@ double RankCorrelation(const std::vector<double>& x, const std::vector<double>& 
   return sxy / std::sqrt(sxx * syy);
 }
 
-absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request) {
+absl::StatusOr<BandPlan> DrawBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request) {
   if (spec.k < 2 || spec.k > 100000) {
     return absl::InvalidArgumentError(absl::StrCat("--bands ", spec.k, ": give between 2 and 100000 points"));
   }
@@ -287,8 +287,10 @@ absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandS
   for (size_t d = 0; d < columns.size(); ++d) {
     for (size_t i = 0; i < columns[d].size(); ++i) plan.factors[i][d] = columns[d][i];
   }
-  // Every point's drawn values must be values the scenario accepts: bad
-  // input shows now, before anything runs.
+  return plan;
+}
+
+absl::Status CheckBandPoints(const viosim::ScenarioFile& file, const BandPlan& plan, const RunRequest& request) {
   for (size_t i = 0; i < plan.factors.size() && !plan.cells.empty(); ++i) {
     std::vector<std::string> assignments = request.overrides;
     for (size_t d = 0; d < plan.fields.size(); ++d) {
@@ -304,6 +306,15 @@ absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandS
       }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request) {
+  absl::StatusOr<BandPlan> plan = DrawBands(file, spec, request);
+  if (!plan.ok()) return plan.status();
+  // Every point's drawn values must be values the scenario accepts: bad
+  // input shows now, before anything runs.
+  if (absl::Status s = CheckBandPoints(file, *plan, request); !s.ok()) return s;
   return plan;
 }
 

@@ -87,8 +87,18 @@ std::optional<viosim::Uncertainty> BuiltInUncertainty(viosim::Source::Kind kind)
 // hold the value, be of the field's kind, and cover one field; InvalidArgument
 // naming the file and the Source's path), resolves the base with
 // `request.overrides`, finds the fits and the PREDICTION cells and draws the
-// points. Nothing runs.
+// points, then CheckBandPoints. Nothing runs.
 absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request);
+
+// PlanBands in its two steps, for a caller that must know how many points
+// a plan has before paying for their checks (merge, which bounds its work by
+// the points its parts hold). DrawBands is PlanBands without the check;
+// it costs little per point. CheckBandPoints resolves every variant the
+// PREDICTION cells name at every point's drawn values (InvalidArgument
+// naming the point when the scenario refuses one); it costs a resolve per
+// point and variant.
+absl::StatusOr<BandPlan> DrawBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request);
+absl::Status CheckBandPoints(const viosim::ScenarioFile& file, const BandPlan& plan, const RunRequest& request);
 
 // The outcome of one point.
 struct BandPoint {

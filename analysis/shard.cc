@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <type_traits>
 
 #include "absl/status/status.h"
@@ -413,6 +414,13 @@ absl::StatusOr<T> NumberArg(const Invocation& inv, absl::string_view name, absl:
   return v;
 }
 
+// A command found to name more points than a caller allows: `named` is
+// how many are known so far (a lower bound).
+absl::Status TooManyPoints(size_t named, size_t max_points) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the command names at least ", named, " points (at most ", max_points, " allowed)"));
+}
+
 // `sweep --refit`: one point per value, its refit then its variants.
 absl::StatusOr<PointSet> RefitSweepPoints(const Invocation& inv, std::shared_ptr<viosim::ScenarioFile> file,
                                           const SweepSpec& spec, const RunRequest& request) {
@@ -476,7 +484,7 @@ absl::StatusOr<PointSet> RefitSweepPoints(const Invocation& inv, std::shared_ptr
   return set;
 }
 
-absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
+absl::StatusOr<PointSet> SweepPoints(const Invocation& inv, size_t max_points) {
   if (inv.scenarios.size() != 1) return absl::InvalidArgumentError("sweep: expected one scenario");
   const std::vector<std::string> over = ArgOf(inv, "over");
   if (over.size() != 1) return absl::InvalidArgumentError("sweep: expected one --over");
@@ -485,6 +493,13 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
   auto file = std::make_shared<viosim::ScenarioFile>(std::move(loaded->file));
   absl::StatusOr<SweepSpec> spec = ParseSweepSpec(over[0]);
   if (!spec.ok()) return spec.status();
+  // Each value is checked against every variant before a point is named:
+  // count first.
+  const size_t variants =
+      ArgOf(inv, "refit").empty()
+          ? (ArgOf(inv, "variant").empty() ? viosim::VariantNames(*file).size() : ArgOf(inv, "variant").size())
+          : 1;
+  if (spec->values.size() * variants > max_points) return TooManyPoints(spec->values.size() * variants, max_points);
   RunRequest request;
   request.overrides = inv.overrides;
   if (!ArgOf(inv, "refit").empty()) {
@@ -532,7 +547,7 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv) {
 // band points when the scenario has PREDICTION cells. The gate runs the same
 // points and checks the cells against `baseline` (a path; empty: none).
 absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optional<std::string>& baseline,
-                                         const std::optional<BandSpec>& bands) {
+                                         const std::optional<BandSpec>& bands, size_t max_points) {
   struct Table {
     viosim::ScenarioFile file;
     ReproducePlan plan;
@@ -556,12 +571,19 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     if (!loaded.ok()) return loaded.status();
     std::optional<BandPlan> band_plan;
     if (bands) {
-      absl::StatusOr<BandPlan> p = PlanBands(loaded->file, *bands, request);
+      absl::StatusOr<BandPlan> p = DrawBands(loaded->file, *bands, request);
       if (!p.ok()) return p.status();
       if (!p->cells.empty()) band_plan = *std::move(p);
     }
     absl::StatusOr<ReproducePlan> plan = PlanReproduce(loaded->file, request);
     if (!plan.ok()) return plan.status();
+    // The points' checks cost a resolve each: count them first.
+    const size_t named = runs->size() + 2 * plan->variants.size() +
+                         (band_plan ? static_cast<size_t>(band_plan->spec.k) : 0);
+    if (named > max_points) return TooManyPoints(named, max_points);
+    if (band_plan) {
+      if (absl::Status s = CheckBandPoints(loaded->file, *band_plan, request); !s.ok()) return s;
+    }
     set.hashes.push_back(loaded->hash);
     set.seeds.push_back(loaded->seed);
     tables->push_back({std::move(loaded->file), *std::move(plan), runs->size(), std::move(band_plan), 0});
@@ -637,10 +659,10 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
 
 }  // namespace
 
-absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv) {
-  if (inv.command == "sweep") return SweepPoints(inv);
+absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv, size_t max_points) {
+  if (inv.command == "sweep") return SweepPoints(inv, max_points);
   if (inv.command == "reproduce") {
-    if (ArgOf(inv, "bands").empty()) return ReproducePoints(inv, std::nullopt, std::nullopt);
+    if (ArgOf(inv, "bands").empty()) return ReproducePoints(inv, std::nullopt, std::nullopt, max_points);
     BandSpec spec;
     absl::StatusOr<int> k = NumberArg<int>(inv, "bands", "--bands");
     absl::StatusOr<uint64_t> seed = NumberArg<uint64_t>(inv, "band-seed", "--band-seed");
@@ -651,12 +673,12 @@ absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv) {
     spec.k = *k;
     spec.seed = *seed;
     spec.passes = *passes;
-    return ReproducePoints(inv, std::nullopt, spec);
+    return ReproducePoints(inv, std::nullopt, spec, max_points);
   }
   if (inv.command == "gate") {
     const std::vector<std::string> baseline = ArgOf(inv, "baseline");
     if (baseline.size() != 1) return absl::InvalidArgumentError("gate: expected one --baseline");
-    return ReproducePoints(inv, baseline[0], std::nullopt);
+    return ReproducePoints(inv, baseline[0], std::nullopt, max_points);
   }
   return absl::InvalidArgumentError(absl::StrCat("command '", inv.command, "' has no points to shard"));
 }
@@ -973,6 +995,46 @@ std::string Listed(const std::vector<size_t>& indices, const std::vector<std::st
   return absl::StrJoin(names, ", ");
 }
 
+// A part's field 'index', checked against the `total` points.
+absl::StatusOr<size_t> IndexOf(const Part& p, size_t total) {
+  const JsonValue* index = p.value.Find("index");
+  size_t i = 0;
+  if (index == nullptr || !absl::SimpleAtoi(index->raw, &i) || i >= total) {
+    return absl::InvalidArgumentError(absl::StrCat(p.where, ": field 'index' missing or not from 0 to ", total - 1));
+  }
+  return i;
+}
+
+// The error for parts that hold fewer points than the `claimed` they all
+// name: the first missing indices and the shards that own them (by the
+// first part's N), found in time proportional to the parts.
+absl::Status MissingPoints(const std::vector<Part>& parts, size_t claimed) {
+  std::set<size_t> held;
+  for (const Part& p : parts) held.insert(*IndexOf(p, claimed));
+  std::optional<ShardSpec> shard;
+  if (const JsonValue* s = Member(parts.front().value, "shard", JsonValue::Kind::kString); s != nullptr) {
+    if (absl::StatusOr<ShardSpec> parsed = ParseShard(s->str); parsed.ok()) shard = *parsed;
+  }
+  std::vector<std::string> first;
+  std::set<int> owners;
+  for (size_t i = 0; i < claimed && first.size() < 10; ++i) {
+    if (held.count(i) > 0) continue;
+    first.push_back(absl::StrCat(i));
+    if (shard) owners.insert(static_cast<int>(i % static_cast<size_t>(shard->n)));
+  }
+  const size_t missing = claimed - held.size();
+  if (missing > first.size()) first.push_back(absl::StrCat("and ", missing - first.size(), " more"));
+  std::string whose;
+  if (shard) {
+    std::vector<std::string> names;
+    for (int k : owners) names.push_back(absl::StrCat(k, "/", shard->n));
+    whose = absl::StrCat("; written by --shard ", absl::StrJoin(names, ", "));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(missing, " of ", claimed, " points missing (index ",
+                                                 absl::StrJoin(first, ", "), whose,
+                                                 "): a shard's file absent or cut short?"));
+}
+
 }  // namespace
 
 absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, std::string>>& files, Format f,
@@ -1025,7 +1087,27 @@ absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, st
   if (absl::Status s = ReadInvocation(first.value, &inv, &hashes, &seeds); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(first.where, ": ", s.message()));
   }
-  absl::StatusOr<PointSet> set = BuildPointSet(inv);
+  // Every point is one line of a part, so parts holding fewer lines than
+  // the points they claim cannot merge: say which are missing from the
+  // parts' own indices, before planning anything. After this the command is
+  // planned with at most as many points as the parts hold.
+  const JsonValue* points = first.value.Find("points");
+  size_t claimed = 0;
+  if (!absl::SimpleAtoi(points->raw, &claimed) || claimed == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(first.where, ": field 'points' is ", points->raw, ", not a number of points"));
+  }
+  for (const Part& p : parts) {
+    if (absl::StatusOr<size_t> i = IndexOf(p, claimed); !i.ok()) return i.status();
+  }
+  if (claimed > parts.size()) return MissingPoints(parts, claimed);
+  absl::StatusOr<PointSet> set = BuildPointSet(inv, claimed);
+  if (absl::IsResourceExhausted(set.status())) {
+    // The parts hold `claimed` points; the message's limit is that number.
+    const absl::string_view m = set.status().message();
+    return absl::InvalidArgumentError(
+        absl::StrCat(first.where, ": field 'points' is ", claimed, " but ", m.substr(0, m.find(" (at most"))));
+  }
   if (!set.ok()) return absl::Status(set.status().code(), absl::StrCat("merge: ", set.status().message()));
   for (size_t i = 0; i < inv.scenarios.size(); ++i) {
     if (set->hashes[i] != hashes[i]) {
@@ -1046,12 +1128,10 @@ absl::StatusOr<Rendered> MergeShards(const std::vector<std::pair<std::string, st
   std::vector<std::optional<PointResult>> results(total);
   std::vector<std::string> seen_at(total);
   for (const Part& p : parts) {
-    const JsonValue* index = p.value.Find("index");
     const JsonValue* id = p.value.Find("id");
-    size_t i = 0;
-    if (index == nullptr || !absl::SimpleAtoi(index->raw, &i) || i >= total) {
-      return absl::InvalidArgumentError(absl::StrCat(p.where, ": field 'index' missing or not from 0 to ", total - 1));
-    }
+    absl::StatusOr<size_t> index = IndexOf(p, total);
+    if (!index.ok()) return index.status();
+    const size_t i = *index;
     if (id == nullptr || id->kind != JsonValue::Kind::kString || id->str != set->ids[i]) {
       return absl::InvalidArgumentError(absl::StrCat(p.where, ": field 'id' of point ", i, " is ",
                                                      id == nullptr ? "missing" : std::string(id->raw), ", expected \"",

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -93,7 +94,12 @@ struct PointSet {
 // refit and its variants), "reproduce" (with "bands", "band-seed" and
 // "band-passes" also each scenario's band points after its runs), and
 // "gate" (reproduce's points; arg "baseline", read when rendering).
-absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv);
+// ResourceExhausted as soon as the command is known to name more than
+// `max_points` points, before the checks that cost a resolve per point:
+// merge passes the number of points its parts hold, so that a few bytes of
+// part cannot buy the planning of many points.
+absl::StatusOr<PointSet> BuildPointSet(const Invocation& inv,
+                                       size_t max_points = std::numeric_limits<size_t>::max());
 
 // One line per point: its id.
 std::string ListPoints(const PointSet& set);

@@ -201,7 +201,7 @@ TEST(ShardCliTest, MergeRefusesBandAndRefitPartsOfAnotherRun) {
            {absl::StrCat(b0, " ", plain1), {"plain1.jsonl:1 (point 1:", "field 'args'"}},
            {absl::StrCat(b0, " ", k4), {"k4.jsonl:1 (point ", "field 'args'", "\"bands\":[\"4\"]"}},
            {absl::StrCat(b0, " ", seed2), {"seed2.jsonl:1 (point ", "field 'args'", "\"band-seed\":[\"2\"]"}},
-           {b0, {"points missing: 1:", "band-point-1-of-3@band-seed=1"}},
+           {b0, {"points missing (index 1, 3, 5", "--shard 1/2)"}},
            {absl::StrCat(b0, " ", b1, " ", b1), {"is duplicated", "point 1:"}},
            {absl::StrCat(r0, " ", s1), {"s1.jsonl:1 (point 1:", "field 'args'"}},
            {absl::StrCat(b0, " ", b1_more), {"point 5:", "3 cell values, but the scenario has 2 PREDICTION cells"}},
@@ -270,7 +270,7 @@ TEST(ShardCliTest, MergeRefusesMissingDuplicatedAndMismatchedParts) {
   const std::string other_binary =
       WriteTmp("old.jsonl", absl::StrCat("{\"viosim\":\"viosim 0.0.9\"", ReadAll(b).substr(ReadAll(b).find(','))));
   for (const Case& c : std::vector<Case>{
-           {a, "points missing: 1:2/N64"},
+           {a, "2 of 4 points missing (index 1, 3; written by --shard 1/2)"},
            {absl::StrCat(a, " ", b, " ", b), "is duplicated"},
            {absl::StrCat(a, " ", other), "field 'scenarios'"},
            {absl::StrCat(a, " ", cut), "cut.jsonl:1: not a viosim point"},
@@ -283,6 +283,56 @@ TEST(ShardCliTest, MergeRefusesMissingDuplicatedAndMismatchedParts) {
     EXPECT_EQ(r.code, 2) << c.files;
     EXPECT_THAT(r.err, HasSubstr(c.says)) << c.files;
     EXPECT_FALSE(std::filesystem::exists(out)) << c.files;
+  }
+}
+
+// Merge re-plans the command its parts name, and planning checks every
+// point (a resolve per band point, per sweep value and variant). A part
+// is a few hundred bytes, so merge plans no more points than its parts
+// hold: a command naming more, or parts claiming more than they hold, are
+// refused before the checks. The messages show which path refused them:
+// the count, not a plan's failure.
+TEST(ShardCliTest, MergePlansNoMorePointsThanItsPartsHold) {
+  const std::string table = WriteTmp("manypoints.textproto", kBanded);
+  const std::string bands = absl::StrCat(TmpDir(), "/bands3.jsonl");
+  ASSERT_EQ(Viosim(absl::StrCat("reproduce ", table, " --bands 3 --shard 0/1 --format jsonl -o ", bands)).code, 0);
+  const std::string sweep = absl::StrCat(TmpDir(), "/sweep2.jsonl");
+  ASSERT_EQ(Viosim(absl::StrCat("sweep ", table, " --over workload.lockbench.hold.exponential.mean=2us,3us",
+                                " --shard 0/1 --format jsonl -o ", sweep))
+                .code,
+            0);
+  auto forged = [](const std::string& path, const std::string& from, const std::string& to, const std::string& name) {
+    std::string text = ReadAll(path);
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+    return WriteTmp(name, text);
+  };
+  std::string values = "2us";
+  for (int i = 0; i < 5000; ++i) absl::StrAppend(&values, ",3us");
+  struct Case {
+    std::string file;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           // 7 points claimed and held; the command names 2 x 2 runs and
+           // 100000 band points.
+           {forged(bands, "\"bands\":[\"3\"]", "\"bands\":[\"100000\"]", "bands100k.jsonl"),
+            "bands100k.jsonl:1: field 'points' is 7 but the command names at least 100004 points"},
+           // 2 points claimed and held (a value each); 5001 values.
+           {forged(sweep, "mean=2us,3us", absl::StrCat("mean=", values), "values5001.jsonl"),
+            "values5001.jsonl:1: field 'points' is 2 but the command names at least 5001 points"},
+           // 7 held of a billion claimed: found from the parts' indices.
+           {forged(bands, "\"points\":7", "\"points\":1000000000", "billion.jsonl"),
+            "999999993 of 1000000000 points missing (index 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, and 999999983 more; "
+            "written by --shard 0/1)"},
+           {forged(bands, "\"points\":7", "\"points\":0", "zero.jsonl"), "field 'points' is 0, not a number of points"},
+           {forged(bands, "\"index\":6", "\"index\":7", "index7.jsonl"),
+            "index7.jsonl:7: field 'index' missing or not from 0 to 6"},
+       }) {
+    Result r = Viosim(absl::StrCat("merge ", c.file));
+    EXPECT_EQ(r.code, 2) << c.file;
+    EXPECT_THAT(r.err, HasSubstr(c.says)) << c.file;
   }
 }
 
