@@ -373,6 +373,12 @@ void ExpandMatrix(Scenario* s, const ParseInfoTree* tree, Diagnostics* d) {
   if (m.row_size() == 0 || m.column_size() == 0) {
     d->Add(where, "matrix", "a matrix needs at least one row and one column");
     ok = false;
+  } else if (const int64_t made = int64_t{m.row_size()} * m.column_size(); s->variant_size() + made > kMaxVariants) {
+    d->Add(where, "matrix",
+           absl::StrCat("the matrix makes ", m.row_size(), " x ", m.column_size(), " = ", made, " variants",
+                        s->variant_size() > 0 ? absl::StrCat(" beside ", s->variant_size(), " listed") : "",
+                        "; a scenario may have at most ", kMaxVariants, " (use `viosim sweep` for a wider table)"));
+    ok = false;
   }
   if (!ok) return;
   for (const VariantMatrix::Axis& r : m.row()) {
@@ -399,6 +405,13 @@ void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
   const Descriptor* variant_d = Variant::descriptor();
   const Descriptor* published_d = Published::descriptor();
 
+  if (s.variant_size() > kMaxVariants) {
+    const Loc loc = LocationIn(tree, variant_f, kMaxVariants, generated_at);
+    d->Add(loc, JoinPath("", "variant", kMaxVariants),
+           absl::StrCat(s.variant_size(), " variants; a scenario may have at most ", kMaxVariants,
+                        " (use `viosim sweep` for a wider table)"));
+    return;
+  }
   std::map<std::string, int> first_use;
   for (int i = 0; i < s.variant_size(); ++i) {
     const Variant& v = s.variant(i);

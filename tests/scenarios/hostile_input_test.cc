@@ -162,6 +162,44 @@ TEST(HostileInputTest, ADuplicateVariantFromTheMatrixIsReportedAtTheMatrix) {
   EXPECT_THAT(std::string(file.status().message()), StartsWith(path + ":5:1: field 'variant[1].name': duplicate variant name"));
 }
 
+// Every command resolves variants from the whole file, so a scenario's
+// cost grows with the square of its variants: a small file must not buy a
+// million of them (a 1,000 x 1,000 matrix is 47 KB). kMaxVariants in all,
+// listed and generated, each path refused at its own line.
+TEST(HostileInputTest, VariantsPastTheirBoundAreRefusedAtTheirLine) {
+  auto axis = [](const char* kind, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) absl::StrAppend(&out, kind, " { name: \"", std::string(1, kind[0]), i, "\" }\n");
+    return out;
+  };
+  struct Case {
+    std::string text;
+    std::string says;  // empty: accepted
+  };
+  const std::string head = "name: \"t\"\nvariant { name: \"v\" }\n";
+  const std::vector<Case> cases = {
+      {absl::StrCat(head, "matrix {\n", axis("row", 1000), axis("column", 1000), "}\n"),
+       ":3:1: field 'matrix': the matrix makes 1000 x 1000 = 1000000 variants beside 1 listed; a scenario may have at "
+       "most 1024"},
+      {absl::StrCat(head, "matrix {\n", axis("row", 32), axis("column", 32), "}\n"), ":3:1: field 'matrix'"},
+      {absl::StrCat("name: \"t\"\nmatrix {\n", axis("row", 32), axis("column", 32), "}\n"), ""},
+      {absl::StrCat("name: \"t\"\n", axis("variant", 1025)),
+       ":1026:1: field 'variant[1024]': 1025 variants; a scenario may have at most 1024"},
+      {absl::StrCat("name: \"t\"\n", axis("variant", 1024)), ""},
+  };
+  for (const Case& c : cases) {
+    const std::string path = WriteTemp("many.textproto", c.text);
+    const absl::StatusOr<ScenarioFile> file = LoadScenarioFile(path);
+    if (c.says.empty()) {
+      ASSERT_TRUE(file.ok()) << file.status();
+      EXPECT_EQ(VariantNames(*file).size(), static_cast<size_t>(kMaxVariants));
+      continue;
+    }
+    ASSERT_FALSE(file.ok()) << c.says;
+    EXPECT_THAT(std::string(file.status().message()), StartsWith(path + c.says));
+  }
+}
+
 TEST(HostileInputTest, UnknownProfilesAreReportedAtTheirLinesBeforeAnythingIsBuilt) {
   std::string text = absl::StrReplaceAll(kScenario, {{"variant { name: \"a-x\" }\n", ""},
                                                       {"\"xeon\"", "\"opteron\""},
