@@ -43,6 +43,10 @@ constexpr int64_t kMaxJobs = 4096;               // numjobs=
 constexpr int64_t kMaxTimeUs = int64_t{365} * 24 * 3600 * 1000000;  // 1 year
 constexpr int64_t kMaxLoops = 1000000000;
 constexpr int kMaxIncludeDepth = 16;
+// Includes in all, each file counted every time it is included: depth alone
+// does not bound them (a file including the next one three times, 16 deep, is
+// 43 million reads).
+constexpr int kMaxIncludes = 4096;
 constexpr size_t kMaxErrors = 20;
 
 const char kDirectNote[] =
@@ -380,6 +384,7 @@ class JobTextReader {
             int depth) {
     int lineno = 0;
     for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+      if (stopped_) return;
       ++lineno;
       std::string s = CleanLine(raw);
       if (s.empty()) continue;
@@ -431,6 +436,13 @@ class JobTextReader {
     if (depth + 1 > kMaxIncludeDepth) {
       errors_->Add(at, absl::StrCat("include '", name, "': includes nested more than ",
                                     kMaxIncludeDepth, " deep (a loop?)"));
+      stopped_ = true;
+      return;
+    }
+    if (++includes_ > kMaxIncludes) {
+      errors_->Add(at, absl::StrCat("include '", name, "': more than ", kMaxIncludes,
+                                    " includes in all (a file included again and again?)"));
+      stopped_ = true;
       return;
     }
     // fio: as given (from the working directory), else from the including
@@ -452,12 +464,23 @@ class JobTextReader {
       errors_->Add(at, absl::StrCat("include '", name, "': ", text.status().message()));
       return;
     }
+    included_bytes_ += static_cast<int64_t>(text->size());
+    if (included_bytes_ > viosim::kMaxInputFileBytes) {
+      errors_->Add(at, absl::StrCat("include '", name, "': the included files come to more than ",
+                                    viosim::kMaxInputFileBytes, " bytes in all (a file included again and again?)"));
+      stopped_ = true;
+      return;
+    }
     Read(path, *text, Dirname(path), depth + 1);
   }
 
   Errors* errors_;
   std::vector<Section> sections_;
   int seq_ = 0;
+  int includes_ = 0;
+  int64_t included_bytes_ = 0;
+  // An include bound was passed: reading ends (its error is the last).
+  bool stopped_ = false;
 };
 
 // ---------------------------------------------------------------------------

@@ -6,10 +6,12 @@
 #include "scenarios/fio_parser.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/fio/job.h"
@@ -209,6 +211,53 @@ TEST(IncludeTest, AMissingFileIsAnErrorAtTheIncludeLine) {
               StartsWith("tests/fio/testdata/include_missing.fio:2: include "
                          "'include_nowhere.fio': cannot read included file 'include_nowhere.fio': "
                          "No such file or directory (also tried 'tests/fio/testdata/include_nowhere.fio')"));
+}
+
+// Depth alone does not bound the work of includes: a file may include the
+// next one several times. Every shape stops at its first bound with one
+// error: a loop at the depth, a wide tree at the count, big files at the
+// bytes; a file included a hundred times is fine.
+TEST(IncludeTest, RepeatedIncludesAreBoundedInDepthCountAndBytes) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(absl::StrCat(dir, "/", name)) << text;
+    return absl::StrCat(dir, "/", name);
+  };
+  struct Case {
+    std::string main;  // the job file
+    std::string says;  // empty: parsed
+  };
+  std::vector<Case> cases;
+  cases.push_back({write("loop.fio", "[j]\ninclude loop_inc.fio\n"), "includes nested more than 16 deep"});
+  write("loop_inc.fio", "rw=read\ninclude loop_inc.fio\ninclude loop_inc.fio\ninclude loop_inc.fio\n");
+  // tree0 includes tree1 three times, ..., tree14 sets bs: 3^15 leaves.
+  for (int i = 0; i < 15; ++i) {
+    const std::string next = absl::StrCat("include tree", i + 1, ".fio\n");
+    write(absl::StrCat("tree", i, ".fio"), absl::StrCat(next, next, next));
+  }
+  write("tree15.fio", "bs=8k\n");
+  cases.push_back({write("tree.fio", "[j]\ninclude tree0.fio\n"), "more than 4096 includes in all"});
+  write("big_inc.fio", absl::StrCat("# ", std::string(1 << 20, 'x'), "\nbs=8k\n"));
+  std::string big = "[j]\n";
+  for (int i = 0; i < 17; ++i) absl::StrAppend(&big, "include big_inc.fio\n");
+  cases.push_back({write("big.fio", big), "bytes in all"});
+  write("small_inc.fio", "bs=8k\n");
+  std::string small = "[j]\n";
+  for (int i = 0; i < 100; ++i) absl::StrAppend(&small, "include small_inc.fio\n");
+  cases.push_back({write("small.fio", small), ""});
+  for (const Case& c : cases) {
+    absl::StatusOr<JobFile> f = ParseJobFile(c.main);
+    if (c.says.empty()) {
+      ASSERT_TRUE(f.ok()) << f.status();
+      EXPECT_EQ(f->jobs[0].bs_min[kRead], 8192u);
+      continue;
+    }
+    ASSERT_FALSE(f.ok()) << c.main;
+    EXPECT_THAT(std::string(f.status().message()), HasSubstr(c.says)) << c.main;
+    // One error: reading stopped at the bound.
+    EXPECT_EQ(std::string(f.status().message()).find(c.says), std::string(f.status().message()).rfind(c.says))
+        << f.status();
+  }
 }
 
 TEST(IncludeTest, OutsideASectionIsAnError) {
