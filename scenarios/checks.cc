@@ -647,11 +647,12 @@ void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double
                             p.Field("workload.fio.max_group_time", s.workload().fio().max_group_time()),
                             " over 20 when shorter than 1s); lengthen max_group_time or shorten the job"));
     }
-    slots += int64_t{j.numjobs} * (fio::IsSync(j.ioengine) ? 1 : j.iodepth);
+    slots += int64_t{j.numjobs} * ((fio::IsSync(j.ioengine) ? 1 : j.iodepth) + kSlotsPerFioJob);
     if (slots > s.run().max_request_slots() && !slots_reported) {
       slots_reported = true;
-      c.Add(p, absl::StrCat("numjobs=", j.numjobs, " with iodepth=", j.iodepth, " brings the I/O units of the jobs to ",
-                            slots, ", more than ", c.About({kBudgetField}).Field(kBudgetField, s.run().max_request_slots()),
+      c.Add(p, absl::StrCat("numjobs=", j.numjobs, " with iodepth=", j.iodepth,
+                            " brings the jobs (", kSlotsPerFioJob, " slots each) and their I/O units to ", slots,
+                            " slots, more than ", c.About({kBudgetField}).Field(kBudgetField, s.run().max_request_slots()),
                             " lets viosim hold in memory (raise it with --set ", kBudgetField,
                             "=N where the machine has the memory)"));
     }

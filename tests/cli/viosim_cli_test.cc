@@ -952,7 +952,7 @@ INSTANTIATE_TEST_SUITE_P(
                         {"<command line>:1: job 'x' on ", "runtime (31536000s) exceed 1000000s"}},
         CombinationCase{"fio_io_units_beyond_memory",
                         "fio -- --name=x --rw=randread --direct=1 --ioengine=libaio --iodepth=65536 --numjobs=4096",
-                        {"numjobs=4096 with iodepth=65536 brings the I/O units of the jobs to 268435456"}},
+                        {"numjobs=4096 with iodepth=65536 brings the jobs (4240 slots each) and their I/O units to 285802496"}},
         CombinationCase{"fio_jobs_waiting_for_each_other",
                         "fio -- --name=a --rw=randread --wait_for=b --name=b --rw=randread --wait_for=a",
                         {"<command line>:1: job 'a' on ", "wait_for=b leads back to this job"}},

@@ -211,7 +211,16 @@ TEST(CheckTest, FioJobsMustFitTheHorizonTheBatchesAndMemory) {
                         "(31536000s) exceed 1000000s"));
   EXPECT_THAT(check("[j]\nramp_time=20d\nruntime=1\n").message(), HasSubstr("ramp_time (1728000s)"));
   EXPECT_THAT(check("[j]\nioengine=libaio\niodepth=65536\nnumjobs=4096\n").message(),
-              HasSubstr("numjobs=4096 with iodepth=65536 brings the I/O units of the jobs to 268435456"));
+              HasSubstr("numjobs=4096 with iodepth=65536 brings the jobs (4240 slots each) and their I/O units to "
+                        "285802496 slots"));
+  // Jobs weigh beside their I/O units: 4,096 jobs of one I/O each held
+  // 2.2 GB, and a hundred such sections were killed by the kernel at 23 GB.
+  EXPECT_THAT(check("[j]\nnumjobs=4096\n").message(),
+              HasSubstr("numjobs=4096 with iodepth=1 brings the jobs (4240 slots each) and their I/O units to 17371136"));
+  std::string sections = "[global]\nnumjobs=2048\n";
+  for (int i = 0; i < 100; ++i) absl::StrAppend(&sections, "[s", i, "]\n");
+  EXPECT_THAT(check(sections).message(), HasSubstr("j.fio:4: job 's1' on "));
+  EXPECT_TRUE(check("[j]\nnumjobs=2048\n").ok());
   EXPECT_THAT(check("[j]\ncpus_allowed=8\n").message(),
               HasSubstr("j.fio:2: cpus_allowed '8': CPU 8 does not exist (the stack has 8): job 'j' on "));
   EXPECT_TRUE(check("[j]\nruntime=2000\ntime_based\n").ok());
