@@ -230,7 +230,8 @@ TEST(IncludeTest, RepeatedIncludesAreBoundedInDepthCountAndBytes) {
   std::vector<Case> cases;
   cases.push_back({write("loop.fio", "[j]\ninclude loop_inc.fio\n"), "includes nested more than 16 deep"});
   write("loop_inc.fio", "rw=read\ninclude loop_inc.fio\ninclude loop_inc.fio\ninclude loop_inc.fio\n");
-  // tree0 includes tree1 three times, ..., tree14 sets bs: 3^15 leaves.
+  // tree0 includes tree1 three times, ..., tree14 includes tree15, which sets
+  // bs: 3^15 leaves.
   for (int i = 0; i < 15; ++i) {
     const std::string next = absl::StrCat("include tree", i + 1, ".fio\n");
     write(absl::StrCat("tree", i, ".fio"), absl::StrCat(next, next, next));
