@@ -70,11 +70,11 @@ Raid10::Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& br
   }
   for (CacheLine* l : {&wait_barrier_head_, &resync_seq_, &device_lock_line_, &nr_pending_, &mirrors_}) {
     l->set_home_socket(params.home_socket);
-    l->set_serialized(params.serialize_lines);
+    l->set_serialized(params.serialize_lines, params.serialized_transfer_scale);
   }
   for (auto& l : rdev_pending_) {
     l->set_home_socket(params.home_socket);
-    l->set_serialized(params.serialize_lines);
+    l->set_serialized(params.serialize_lines, params.serialized_transfer_scale);
   }
 }
 

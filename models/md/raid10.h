@@ -126,6 +126,8 @@ struct Raid10Params {
   // What-if: every shared line's transfers queue behind the one in flight
   // (CacheLine::set_serialized).
   bool serialize_lines = false;
+  // With serialize_lines: the transfers' share of their idle cost.
+  double serialized_transfer_scale = 1.0;
 };
 
 class Raid10 final : public BlockStack {

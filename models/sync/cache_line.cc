@@ -1,12 +1,19 @@
 #include "models/sync/cache_line.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace models {
 
 CacheLine::CacheLine(std::string name, const LockHandoffCosts& costs)
     : name_(std::move(name)), costs_(costs.Table()) {}
+
+void CacheLine::set_serialized(bool on, double scale) {
+  serialized_ = on;
+  if (!on) return;
+  for (sim::Time& c : costs_) c = sim::Time::Picos(std::llround(static_cast<double>(c.ps()) * scale));
+}
 
 void CacheLine::ResetStats() {
   accesses_ = transfers_ = 0;

@@ -45,8 +45,10 @@ class CacheLine {
   // The socket the line's memory is on (HomedDistance); -1, the default:
   // distances as DistanceOf gives them.
   void set_home_socket(int socket) { home_ = socket; }
-  // Whether a transfer waits for the one in flight (see the file comment).
-  void set_serialized(bool on) { serialized_ = on; }
+  // Whether a transfer waits for the one in flight (see the file comment);
+  // when it does, a transfer occupies the line for `scale` times its
+  // distance's cost (and the access pays that, after its wait).
+  void set_serialized(bool on, double scale = 1.0);
   // The CPU that wrote the line last; null if nobody has.
   const Cpu* last_writer() const { return writer_; }
 

@@ -60,6 +60,20 @@ TEST(Raid10ScenarioTest, WithOneJobBothWakeUpsGiveTheSameIops) {
   EXPECT_EQ(Metric(r[0], "wait_barrier_contention_pct"), 0);
 }
 
+// The what-if's scale only has a meaning for serialized lines: alone it is
+// refused, naming the field, rather than silently ignored.
+TEST(Raid10ScenarioTest, ATransferScaleWithoutSerializedLinesIsRefused) {
+  absl::StatusOr<viosim::ScenarioFile> file = viosim::LoadScenarioFile(kScenario);
+  ASSERT_TRUE(file.ok()) << file.status();
+  RunRequest req;
+  req.overrides = {"stack.raid10.serialized_transfer_scale=0.5"};
+  absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(*file, {"after"}, req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("stack.raid10.serialized_transfer_scale"), std::string::npos)
+      << r.status();
+}
+
 TEST(Raid10ScenarioTest, WithoutSharedLineCostsBothWakeUpsGiveTheSameIops) {
   const std::vector<viosim::VariantResult> r = RunBoth({"stack.raid10.line_costs=none"});
   ASSERT_EQ(r.size(), 2u);

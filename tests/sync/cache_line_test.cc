@@ -152,5 +152,25 @@ TEST(CacheLineTest, ASerializedLineQueuesATransferBehindTheOneInFlight) {
   EXPECT_EQ(line.transfers(), 2u);
 }
 
+// With a scale, a queued transfer occupies the line for that share of its
+// distance's cost, and the one behind it waits that long; without
+// serialization the scale changes nothing.
+TEST(CacheLineTest, ASerializedLinesTransfersTakeTheirScaledShare) {
+  Machine m(TwoSocketPlaces());
+  const LockHandoffCosts costs = EpycRomeHandoffCosts();
+  const Time half = Time::Picos(costs.other_socket.value.ps() / 2);
+  CacheLine line("line", costs);
+  line.set_serialized(true, 0.5);
+  EXPECT_EQ(line.WriteCost(m.cpu(0)), costs.same_cpu.value);
+  EXPECT_EQ(line.WriteCost(m.cpu(6)), half);
+  EXPECT_EQ(line.WriteCost(m.cpu(4)), half + half);
+
+  CacheLine free_running("free", costs);
+  free_running.set_serialized(false, 0.5);
+  free_running.WriteCost(m.cpu(0));
+  EXPECT_EQ(free_running.WriteCost(m.cpu(6)), costs.other_socket.value);
+  EXPECT_EQ(free_running.WriteCost(m.cpu(4)), costs.other_socket.value);
+}
+
 }  // namespace
 }  // namespace models
