@@ -459,9 +459,22 @@ void CheckNvme(const Scenario& s, Checker& c) {
              absl::StrCat("blk-mq tags (", types, types == 1 ? " queue" : " queues", " per CPU)"), c);
 }
 
+// The raid10 stack's what-ifs: a transfer's share of its cost only has a
+// meaning for serialized lines.
+void CheckRaid10(const Scenario& s, Checker& c) {
+  const Stack::Raid10& r = s.stack().raid10();
+  if (!r.has_serialized_transfer_scale() || r.serialize_lines()) return;
+  const std::string scale = "stack.raid10.serialized_transfer_scale", serialize = "stack.raid10.serialize_lines";
+  const Problem p = c.About({scale, serialize});
+  c.Add(p, absl::StrCat(p.Field(scale, absl::StrCat(r.serialized_transfer_scale())),
+                        " only means something for serialized lines, and ", p.Field(serialize, "false"),
+                        " leaves them unserialized"));
+}
+
 void CheckStack(const Scenario& s, Checker& c) {
   CheckProfile("platform.host_profile", s.platform().host_profile(), "xeon", c);
   if (s.stack().has_nvme()) CheckProfile("stack.nvme.profile", s.stack().nvme().profile(), "optane_p4800x", c);
+  if (s.stack().has_raid10()) CheckRaid10(s, c);
   switch (KindOf(s)) {
     case StackKind::kVirtioBlk:
       return CheckVirtioBlk(s, c);

@@ -102,6 +102,22 @@ variant { name: "v"
                                         path, ":2:12)")));
 }
 
+TEST(CheckTest, ATransferShareNeedsSerializedLines) {
+  const std::string job = WriteTemp("r1.fio", "[j]\nrw=randread\nioengine=libaio\niodepth=8\n");
+  const std::string path = WriteTemp("r1.textproto", R"pb(name: "r1"
+platform { cpus: 4 scheduler: "fair" }
+stack { raid10 { serialized_transfer_scale: 0.5 } }
+workload { fio { job_file: "r1.fio" } }
+)pb");
+  (void)job;
+  const ScenarioFile file = Load(path);
+  EXPECT_THAT(Refusal(file, kBaseVariant, {}),
+              HasSubstr(absl::StrCat(path, ":3:18: field 'stack.raid10.serialized_transfer_scale' (0.5) only means "
+                                     "something for serialized lines, and field 'stack.raid10.serialize_lines' "
+                                     "(false, by default) leaves them unserialized")));
+  EXPECT_TRUE(ResolveVariant(file, kBaseVariant, {"stack.raid10.serialize_lines=true"}).ok());
+}
+
 TEST(CheckTest, RingsMustBePowersOfTwoWithRoomForARequest) {
   const ScenarioFile kick = Load(kKickLock);
   EXPECT_THAT(Refusal(kick, "after", {"stack.virtio_blk.ring_size=2"}),
