@@ -11,8 +11,7 @@ CacheLine::CacheLine(std::string name, const LockHandoffCosts& costs)
 
 void CacheLine::set_serialized(bool on, double scale) {
   serialized_ = on;
-  if (!on) return;
-  for (sim::Time& c : costs_) c = sim::Time::Picos(std::llround(static_cast<double>(c.ps()) * scale));
+  serialized_scale_ = scale;
 }
 
 void CacheLine::ResetStats() {
@@ -30,6 +29,9 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
     const CpuDistance d = HomedDistance(writer_->place(), cpu.place(), home_);
     cost = costs_[static_cast<int>(d)];
     if (serialized_) {
+      if (serialized_scale_ != 1.0) {
+        cost = sim::Time::Picos(std::llround(static_cast<double>(cost.ps()) * serialized_scale_));
+      }
       const sim::Time now = cpu.sim().Now();
       const sim::Time start = std::max(now, free_at_);
       free_at_ = start + cost;

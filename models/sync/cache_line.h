@@ -84,6 +84,7 @@ class CacheLine {
   std::array<sim::Time, kCpuDistances> costs_;  // LockHandoffCosts::Table()
   int home_ = -1;
   bool serialized_ = false;
+  double serialized_scale_ = 1.0;  // serialized: a transfer's share of its cost
   sim::Time free_at_;  // serialized: when the transfer in flight ends
   const Cpu* writer_ = nullptr;
   // Writes so far, and per CPU id (the CPUs of one machine have distinct
