@@ -29,9 +29,7 @@ sim::Time CacheLine::Access(Cpu& cpu, bool write) {
     const CpuDistance d = HomedDistance(writer_->place(), cpu.place(), home_);
     cost = costs_[static_cast<int>(d)];
     if (serialized_) {
-      if (serialized_scale_ != 1.0) {
-        cost = sim::Time::Picos(std::llround(static_cast<double>(cost.ps()) * serialized_scale_));
-      }
+      cost = sim::Time::Picos(std::llround(static_cast<double>(cost.ps()) * serialized_scale_));
       const sim::Time now = cpu.sim().Now();
       const sim::Time start = std::max(now, free_at_);
       free_at_ = start + cost;

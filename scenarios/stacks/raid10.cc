@@ -171,10 +171,6 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m,
   params.unplug_wake_up_barrier = r.unplug_wake_up_barrier();
   params.home_socket = r.home_socket();
   params.serialize_lines = r.serialize_lines();
-  if (r.has_serialized_transfer_scale() && !r.serialize_lines()) {
-    return absl::InvalidArgumentError(
-        "field 'stack.raid10.serialized_transfer_scale': only means something with 'serialize_lines: true'");
-  }
   params.serialized_transfer_scale = r.serialized_transfer_scale();
   return std::make_unique<Raid10Stack>(m, c, b, params, lines, wait_lock, k);
 }
