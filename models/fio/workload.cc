@@ -55,7 +55,10 @@ struct Job {
   std::vector<IoU*> free_ious;
   std::vector<IoU*> pending;   // queued, not yet committed
   // Committed and not reaped, oldest first: a list through IoU::older and
-  // newer, so that reaping one is O(1) whatever the depth.
+  // newer, so that reaping one is O(1) whatever the depth. Only a polling
+  // job (hipri) reads it, to poll its oldest request still in flight, so
+  // only a polling job keeps it: unlinking a request reaped out of order
+  // writes its neighbours, lines nothing else of the reap touches.
   IoU* inflight_oldest = nullptr;
   IoU* inflight_newest = nullptr;
   void AddInflight(IoU* u) {
@@ -429,7 +432,7 @@ sim::Task Workload::Commit(Job& j) {
     if (acct && job_reports_ && u->start_time >= j.measure_start) {
       j.ts->ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
     }
-    j.AddInflight(u);
+    if (j.opt.hipri) j.AddInflight(u);
   }
   if (acct) {
     ++j.ts->io_submit[BatchBucket(n)];
@@ -468,7 +471,7 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
     if (j.completed_head == nullptr) j.completed_tail = nullptr;
     --j.completed_count;
     co_await Work(j, costs_.reap_per_event, false);
-    j.RemoveInflight(u);
+    if (j.opt.hipri) j.RemoveInflight(u);
     Account(j, *u, sim_->Now());
     j.free_ious.push_back(u);
     --j.cur_depth;
