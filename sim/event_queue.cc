@@ -10,8 +10,10 @@ void EventQueue::Clear() {
 }
 
 void EventQueue::DropWheel() {
-  std::fill(heads_.get(), heads_.get() + kSlots, -1);
-  for (uint64_t& w : bits_) w = 0;
+  for (int w = 0; w < kWords; ++w) {
+    for (uint64_t bits = bits_[w]; bits != 0; bits &= bits - 1) heads_[w * 64 + __builtin_ctzll(bits)] = -1;
+    bits_[w] = 0;
+  }
   nodes_.clear();
   free_ = -1;
   far_.clear();
@@ -32,13 +34,10 @@ void EventQueue::ForEachOutside(F f) {
 }
 
 int64_t EventQueue::MinTime() const {
-  if (heap_n_ > 0) return heap_[0].t;
-  // The wheel with its current bucket taken out: the next bucket's
-  // earliest, or the far heap's.
+  if (!wheel_) return heap_[0].t;
+  const int32_t n = EarliestNode();
   int64_t t = far_.empty() ? INT64_MAX : far_[0].t;
-  if (const int d = NextSlot(); d != 0) {
-    for (int32_t n = heads_[(cur_ + d) & (kSlots - 1)]; n >= 0; n = nodes_[n].next) t = std::min(t, nodes_[n].e.t);
-  }
+  if (n >= 0) t = std::min(t, nodes_[n].e.t);
   return t;
 }
 
@@ -54,12 +53,10 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
   return true;
 }
 
-[[gnu::always_inline]] inline void EventQueue::PushWheel(Entry e) {
-  const int64_t b = BucketOf(e);
-  if (b <= cur_) {
-    PushNear(e);
-  } else if (b - cur_ < kSlots) {
-    const int slot = static_cast<int>(b & (kSlots - 1));
+void EventQueue::PushWheel(Entry e) {
+  ++outside_;
+  const int64_t b = BucketOf(e.t);
+  if (b >= cur_ && b - cur_ < kSlots) {
     int32_t n = free_;
     if (n >= 0) {
       free_ = nodes_[n].next;
@@ -68,30 +65,25 @@ bool EventQueue::Retarget(int64_t t, void* from, void* to) {
       n = static_cast<int32_t>(nodes_.size());
       nodes_.push_back(Node{e, -1});
     }
-    nodes_[n].next = heads_[slot];
-    heads_[slot] = n;
-    ++outside_;
-    bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
-  } else {
-    ++outside_;
-    far_.push_back(e);
-    SiftUp(far_.data(), far_.size() - 1, e);
+    Link(static_cast<int>(b & kMask), n);
+    return;
   }
+  far_.push_back(e);
+  SiftUp(far_.data(), far_.size() - 1, e);
 }
 
 void EventQueue::PushSlow(int64_t t, uint64_t seq, void* h, int64_t now) {
   const int64_t b = t >> shift_;
   const int32_t n = free_;
-  if (wheel_ && b > cur_ && b - cur_ < kSlots && n >= 0) [[likely]] {
+  // cur_ <= b: a push is at or after now, and cur_ at or before now's
+  // bucket (or the push goes to the far heap, below).
+  if (wheel_ && static_cast<uint64_t>(b - cur_) < static_cast<uint64_t>(kSlots) && n >= 0) [[likely]] {
     // PushWheel's bucket case, with a free node.
-    const int slot = static_cast<int>(b & (kSlots - 1));
     Node& node = nodes_[static_cast<std::size_t>(n)];
     free_ = node.next;
     node.e = Entry{t, seq, h};
-    node.next = heads_[slot];
-    heads_[slot] = n;
     ++outside_;
-    bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
+    Link(static_cast<int>(b & kMask), n);
     return;
   }
   PushOther(Entry{t, seq, h}, now);
@@ -108,15 +100,15 @@ void EventQueue::PushOther(Entry e, int64_t now) {
 }
 
 int EventQueue::NextSlot() const {
-  // The current bucket's list is empty (its entries are in the heap), so a
-  // search of the whole circle from the bucket after it finds the next one.
-  const int start = static_cast<int>((cur_ + 1) & (kSlots - 1));
+  // A search of the whole circle from the bucket after the current one.
+  const int start = static_cast<int>((cur_ + 1) & kMask);
   int w = start >> 6;
   uint64_t word = bits_[w] & (~uint64_t{0} << (start & 63));
   for (int i = 0; i <= kWords; ++i) {
     if (word != 0) {
       const int slot = w * 64 + __builtin_ctzll(word);
-      return static_cast<int>((slot - cur_) & (kSlots - 1));
+      const int d = static_cast<int>((slot - cur_) & kMask);
+      return d;
     }
     w = (w + 1) & (kWords - 1);
     word = bits_[w];
@@ -124,50 +116,39 @@ int EventQueue::NextSlot() const {
   return 0;
 }
 
-void EventQueue::Advance() {
-  const int d = NextSlot();
-  if (d == 0 && far_.size() >= kToHeap) {
-    // Everything left is beyond the wheel's reach: the buckets were too
-    // narrow for the entries now pending. Set the wheel up again from them.
-    for (const Entry& e : far_) PushNear(e);
-    outside_ -= far_.size();
-    far_.clear();
-    ToWheel(heap_[0].t);
-    return;
+int32_t EventQueue::EarliestNode() const {
+  int64_t bucket = cur_;
+  if (heads_[cur_ & kMask] < 0) {
+    const int d = NextSlot();
+    if (d == 0) return -1;
+    bucket += d;
   }
-  int64_t next = d != 0 ? cur_ + d : INT64_MAX;
-  if (!far_.empty()) next = std::min(next, BucketOf(far_[0]));
-  if (d != 0 && next == cur_ + d) {
-    const int slot = static_cast<int>(next & (kSlots - 1));
-    int32_t n = heads_[slot];
-    while (n >= 0) {
-      PushNear(nodes_[n].e);
-      --outside_;
-      const int32_t following = nodes_[n].next;
-      nodes_[n].next = free_;
-      free_ = n;
-      n = following;
-    }
-    heads_[slot] = -1;
-    bits_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+  int32_t best = heads_[bucket & kMask];
+  for (int32_t n = nodes_[best].next; n >= 0; n = nodes_[n].next) {
+    if (Before(nodes_[n].e, nodes_[best].e)) best = n;
   }
-  cur_ = next;
-  while (!far_.empty() && BucketOf(far_[0]) <= cur_) {
-    PushNear(far_[0]);
-    --outside_;
-    PopFrom(far_.data(), far_.size());
-    far_.pop_back();
-  }
+  return best;
 }
 
-bool EventQueue::PopWheel(int64_t limit, Entry* out) {
-  if (heap_n_ == 0) {
-    if (outside_ == 0) return false;
-    Advance();
+bool EventQueue::PopFar(int64_t limit, Entry* out) {
+  const int32_t n = EarliestNode();
+  if (n < 0 && far_.size() >= kToHeap) {
+    // Every entry left is in the far heap: the buckets were too narrow for
+    // the entries now pending. Set the wheel up again from them (the
+    // earliest of them lands in the current bucket).
+    ToWheel(std::max(cur_ << shift_, far_[0].t));
+    return PopWheel(limit, out);
   }
-  if (heap_[0].t > limit) return false;
-  *out = PopTop();
-  if (size() < kToHeap) ToHeap();
+  if (far_.empty() || (n >= 0 && Before(nodes_[n].e, far_[0]))) {
+    if (n < 0) return false;
+    return PopWheel(limit, out);
+  }
+  if (far_[0].t > limit) return false;
+  *out = far_[0];
+  PopFrom(far_.data(), far_.size());
+  far_.pop_back();
+  cur_ = std::max(cur_, BucketOf(out->t));
+  if (--outside_ < kToHeap) ToHeap();
   return true;
 }
 
@@ -177,17 +158,30 @@ void EventQueue::Grow() {
 }
 
 void EventQueue::ToWheel(int64_t now) {
-  // Bucket width: the wheel reaches 16 times the entries' median distance
-  // from now (8 to 16 times, the width rounded down to a power of two), so
-  // that nearly every entry queued from here on lands in a bucket and the
-  // far heap holds only the far tail (a scheduler's slice ends, say).
-  // Measured on the fair scheduler's benchmark: buckets four times narrower
-  // cost 6% more instructions, four times wider 3% more.
-  std::vector<int64_t> ahead(heap_n_);
-  for (std::size_t i = 0; i < heap_n_; ++i) ahead[i] = heap_[i].t - now;
-  const std::size_t half = ahead.size() / 2;
-  std::nth_element(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(half), ahead.end());
-  const int64_t gap = std::max<int64_t>(1, ahead[half] / (kSlots / 16));
+  std::vector<Entry> all(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(heap_n_));
+  if (wheel_) {
+    ForEachOutside([&all](Entry& e) { all.push_back(e); });
+    DropWheel();
+  }
+  heap_n_ = 0;
+  // Bucket width: the mean spacing of the entries due next (the distance
+  // of the kNearest-th nearest over kNearest, entries due now left out),
+  // rounded down to a power of two, so that the buckets the next events
+  // fall in hold an entry or two. The wheel then reaches some
+  // kSlots / kNearest times that distance; the far tail (a scheduler's
+  // slice ends, say) waits in the far heap.
+  constexpr std::size_t kNearest = 16;
+  std::vector<int64_t> ahead;
+  ahead.reserve(all.size());
+  for (const Entry& e : all) {
+    if (e.t > now) ahead.push_back(e.t - now);
+  }
+  int64_t gap = 1;
+  if (!ahead.empty()) {
+    const std::size_t k = std::min(kNearest, ahead.size());
+    std::nth_element(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(k - 1), ahead.end());
+    gap = std::max<int64_t>(1, ahead[k - 1] / static_cast<int64_t>(k));
+  }
   shift_ = 63 - __builtin_clzll(static_cast<uint64_t>(gap));
   cur_ = now >> shift_;
   if (!heads_) {
@@ -196,10 +190,7 @@ void EventQueue::ToWheel(int64_t now) {
   }
   wheel_ = true;
   heap_limit_ = 0;
-  // Every entry of the heap through the wheel's push; those of the current
-  // bucket come back into the heap.
-  std::vector<Entry> all(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(heap_n_));
-  heap_n_ = 0;
+  retune_in_ = kRetuneEvery;
   for (const Entry& e : all) PushWheel(e);
 }
 

@@ -9,25 +9,21 @@
 //
 // - Up to a few hundred: a 4-ary min-heap in one vector. Small heaps are
 //   shallow, and a removal there is a handful of compares.
-// - Beyond: a timing wheel in front of the heap. Time is cut into buckets
-//   of 2^shift picoseconds; the heap holds only the entries of the current
-//   bucket and earlier ones, the next kSlots - 1 buckets are unsorted
-//   lists (a push is a link), and entries further out wait in a second
-//   heap. When the heap runs dry, the next non-empty bucket (found in a
-//   bitmap) or the far heap's earliest bucket, whichever comes first,
-//   becomes current and its entries go into the heap. So the heap stays a
-//   few entries deep, and far entries (a timer a millisecond away) cost
-//   nothing on every removal before theirs. The bucket width is chosen when
-//   the wheel is set up, from the pending entries: the wheel reaches 8 to
-//   16 times their median distance ahead. When every bucket is empty and
-//   the far heap holds many entries, the wheel is set up again from them.
-//   An entry due in the current bucket or an earlier one goes straight
-//   into the heap, so the wheel needs nothing of the event loop beyond the
-//   rule every layout needs: nothing is queued before an entry taken out.
+// - Beyond: a timing wheel. Time is cut into buckets of 2^shift
+//   picoseconds; the kSlots buckets from the current one on are unsorted
+//   lists, so a push is a link, and taking the earliest entry out is a
+//   search of the current bucket's list, or of the next non-empty bucket's
+//   (found in a bitmap): buckets hold an entry or two. Entries beyond the wheel's reach (a timer a
+//   millisecond away) and the rare one queued before the current bucket
+//   wait in a heap beside it, whose top every removal compares with the
+//   buckets' earliest. The bucket width is chosen when the wheel is set
+//   up, from the pending entries: the mean spacing of the sixteen due
+//   next. The wheel is set up again every kRetuneEvery removals, and
+//   when every bucket is empty while the far heap holds many entries.
 //
-// The order handed out is the heap's, (time, sequence), in both layouts: a
-// bucket's entries are all later than the current bucket's, and the heap
-// sorts each bucket it takes in.
+// The order handed out is (time, sequence) in both layouts: buckets are
+// taken in time order, the earliest of a bucket first, and the far heap's
+// top is compared with the buckets' earliest entry on every removal.
 //
 // The queue moves its entries from one layout to the other when the count
 // crosses a threshold, with hysteresis so that a count hovering near it does
@@ -51,10 +47,14 @@ class EventQueue {
     void* h;       // what to resume
   };
   // Pending counts at which the entries move to the wheel, and back.
-  static constexpr std::size_t kToWheel = 512;
-  static constexpr std::size_t kToHeap = 128;
+  static constexpr std::size_t kToWheel = 192;
+  static constexpr std::size_t kToHeap = 64;
   // Buckets of the wheel (a power of two).
   static constexpr int kSlots = 4096;
+  // Removals after which the wheel is set up again, its bucket width chosen
+  // anew from the entries then pending (a run's first events are seldom
+  // spread as its later ones).
+  static constexpr int kRetuneEvery = 1 << 16;
 
   EventQueue() { Grow(); }
   EventQueue(const EventQueue&) = delete;
@@ -89,8 +89,7 @@ class EventQueue {
 
   // The event loop's own path, split by layout so that the heap's entry
   // stays in registers: while !wheel(), heap_empty(), Top() and PopTop()
-  // (REQUIRES: !heap_empty()); else PopWheel(), or its parts inline:
-  // Refill() when heap_empty(), then Top() and PopTopWheel().
+  // (REQUIRES: !heap_empty()); else PopWheel() (PopDue with the wheel).
   bool wheel() const { return wheel_; }
   bool heap_empty() const { return heap_n_ == 0; }
   const Entry& Top() const { return heap_[0]; }
@@ -99,19 +98,37 @@ class EventQueue {
     PopHeap();
     return top;
   }
-  [[gnu::noinline]] bool PopWheel(int64_t limit, Entry* out);
-  // With the wheel and an empty heap: moves the next bucket's entries into
-  // the heap; false when nothing is pending.
-  bool Refill() {
-    if (outside_ == 0) return false;
-    Advance();
+  [[gnu::always_inline]] bool PopWheel(int64_t limit, Entry* out) {
+    // The current bucket, or the next one holding entries.
+    int slot = static_cast<int>(cur_ & kMask);
+    int64_t bucket = cur_;
+    if (heads_[slot] < 0) [[unlikely]] {
+      const int d = NextSlot();
+      if (d == 0) return PopFar(limit, out);
+      bucket += d;
+      slot = static_cast<int>(bucket & kMask);
+    }
+    // Its earliest entry: the link that points at it.
+    Node* nodes = nodes_.data();
+    int32_t* best = &heads_[slot];
+    for (int32_t* at = &nodes[*best].next; *at >= 0; at = &nodes[*at].next) {
+      if (Before(nodes[*at].e, nodes[*best].e)) best = at;
+    }
+    const int32_t n = *best;
+    if (!far_.empty() && Before(far_[0], nodes[n].e)) [[unlikely]] return PopFar(limit, out);
+    if (nodes[n].e.t > limit) return false;
+    *out = nodes[n].e;
+    *best = nodes[n].next;
+    if (heads_[slot] < 0) bits_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+    nodes[n].next = free_;
+    free_ = n;
+    cur_ = bucket;
+    if (--outside_ < kToHeap) [[unlikely]] {
+      ToHeap();
+    } else if (--retune_in_ == 0) [[unlikely]] {
+      ToWheel(out->t);
+    }
     return true;
-  }
-  // PopTop() with the wheel (which it leaves when few entries are left).
-  Entry PopTopWheel() {
-    const Entry top = PopTop();
-    if (size() < kToHeap) [[unlikely]] ToHeap();
-    return top;
   }
 
   // The earliest entry's time. REQUIRES: !empty().
@@ -143,17 +160,27 @@ class EventQueue {
 
   // ---- The wheel ----
   static constexpr int kWords = kSlots / 64;
+  static constexpr int64_t kMask = kSlots - 1;
   struct Node {
     Entry e;
     int32_t next;  // the next node of the bucket's list, or -1
   };
-  int64_t BucketOf(const Entry& e) const { return e.t >> shift_; }
+  int64_t BucketOf(int64_t t) const { return t >> shift_; }
   // Push beyond the inline heap path. The entry comes as three scalars (in
-  // registers), and the common case, a link into a bucket, needs no frame;
-  // the rest (PushOther) is out of line.
+  // registers), and the common case, a bucket in reach and a free node,
+  // needs no frame; the rest (PushOther) is out of line.
   [[gnu::noinline]] void PushSlow(int64_t t, uint64_t seq, void* h, int64_t now);
   [[gnu::noinline]] void PushOther(Entry e, int64_t now);
+  // Into its bucket's list if the wheel reaches it, else the far heap.
   void PushWheel(Entry e);
+  // Links node `n` into bucket slot `slot`'s list.
+  void Link(int slot, int32_t n) {
+    nodes_[static_cast<std::size_t>(n)].next = heads_[slot];
+    heads_[slot] = n;
+    bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
+  }
+  // PopWheel when the far heap's top comes first or the buckets are empty.
+  [[gnu::noinline]] bool PopFar(int64_t limit, Entry* out);
   void PushNear(Entry e) {
     if (heap_n_ == capacity_) Grow();
     PushHeap(e);
@@ -161,10 +188,9 @@ class EventQueue {
   // How many buckets after the current one the next non-empty one is (1 to
   // kSlots - 1), or 0 if every bucket is empty.
   int NextSlot() const;
-  // Makes the next bucket holding entries current and moves them into the
-  // heap. REQUIRES: heap_n_ == 0, outside_ > 0.
-  [[gnu::noinline]] void Advance();
-  // Sets the wheel up with the heap's entries, current bucket at `now`.
+  // The node holding the buckets' earliest entry (-1 if they are empty).
+  int32_t EarliestNode() const;
+  // Sets the wheel up with every pending entry, the current bucket `now`'s.
   void ToWheel(int64_t now);
   [[gnu::noinline]] void ToHeap();
   // Empties the buckets and the far heap; the heap alone is in use again.
@@ -182,16 +208,21 @@ class EventQueue {
   std::vector<Entry> heap_;   // only grows (doubling)
   std::size_t capacity_ = 0;  // heap_.size(), kept to spare a division
   // The wheel, apart from the heap's few words, which the event loop reads
-  // on every event. Entries of bucket b (cur_ < b < cur_ + kSlots) are in
-  // the list heads_[b % kSlots]; later ones in far_ (a heap), which may
-  // also hold entries of the buckets in range, queued when they were not.
+  // on every event. An entry of bucket b (cur_ <= b < cur_ + kSlots) may be
+  // in the list heads_[b % kSlots]; every other one is in far_ (a heap),
+  // which may also hold entries of buckets in reach, queued when they were
+  // not.
   int shift_ = 0;
-  int64_t cur_ = 0;  // the current bucket: its entries and earlier ones are in heap_
+  // The current bucket: at or before the earliest entry's. It never moves
+  // back; a push before it (possible only just after the wheel was set up
+  // again from later entries) goes to the far heap.
+  int64_t cur_ = 0;
   uint64_t bits_[kWords] = {};  // bit b: heads_[b] is not empty
   std::unique_ptr<int32_t[]> heads_;  // kSlots list heads, made with the first wheel
   std::vector<Node> nodes_;
   int32_t free_ = -1;  // free nodes, linked
   std::vector<Entry> far_;  // a 4-ary heap
+  int retune_in_ = kRetuneEvery;  // removals from the buckets until ToWheel again
 };
 
 [[gnu::always_inline]] inline void EventQueue::SiftUp(Entry* h, std::size_t i, Entry e) {

@@ -213,9 +213,9 @@ inline void Simulator::RunUntil(Time until) {
       if (queue_.heap_empty() || queue_.Top().t > limit) break;
       Fire(queue_.PopTop());
     } else {
-      if (queue_.heap_empty() && !queue_.Refill()) break;
-      if (queue_.Top().t > limit) break;
-      Fire(queue_.PopTopWheel());
+      Entry e;
+      if (!queue_.PopWheel(limit, &e)) break;
+      Fire(e);
     }
     if (!ready_.empty()) DrainReady();
     if (events_ >= next_progress_check_) [[unlikely]] CheckProgress();

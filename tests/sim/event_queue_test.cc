@@ -132,6 +132,37 @@ TEST(EventQueueTest, KeepsItsOrderWhenTheSpreadOfTimesGrows) {
   }
 }
 
+// Once the wheel's buckets are empty and its far heap is large, the wheel
+// is set up again from the far entries, its current bucket theirs: a later
+// push before that bucket (time has not reached the far entries yet) waits
+// in the far heap and still comes out first.
+TEST(EventQueueTest, APushBeforeTheCurrentBucketKeepsItsPlace) {
+  EventQueue q;
+  uint64_t seq = 0;
+  for (int i = 0; i < 200; ++i) q.Push(EventQueue::Entry{i, seq++, nullptr}, 0);  // narrow buckets
+  for (int i = 0; i < 300; ++i) q.Push(EventQueue::Entry{int64_t{1} << 40 | i, seq++, nullptr}, 0);
+  ASSERT_TRUE(q.wheel());
+  EventQueue::Entry e{};
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(q.PopDue(INT64_MAX, &e));
+    ASSERT_EQ(e.t, i);
+  }
+  // Nothing due by 500: the wheel is set up again from the far entries.
+  EXPECT_FALSE(q.PopDue(500, &e));
+  q.Push(EventQueue::Entry{700, seq++, nullptr}, 500);
+  q.Push(EventQueue::Entry{600, seq++, nullptr}, 500);
+  EXPECT_EQ(q.MinTime(), 600);
+  ASSERT_TRUE(q.PopDue(INT64_MAX, &e));
+  EXPECT_EQ(e.t, 600);
+  ASSERT_TRUE(q.PopDue(INT64_MAX, &e));
+  EXPECT_EQ(e.t, 700);
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(q.PopDue(INT64_MAX, &e));
+    ASSERT_EQ(e.t, int64_t{1} << 40 | i);
+  }
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(EventQueueTest, EqualTimesLeaveInInsertionOrder) {
   EventQueue q;
   for (uint64_t s = 0; s < 100; ++s) q.Push(EventQueue::Entry{int64_t{5} - static_cast<int64_t>(s % 2), s, nullptr}, 0);
