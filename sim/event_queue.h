@@ -13,13 +13,14 @@
 //   picoseconds; the kSlots buckets from the current one on are unsorted
 //   lists, so a push is a link, and taking the earliest entry out is a
 //   search of the current bucket's list, or of the next non-empty bucket's
-//   (found in a bitmap): buckets hold an entry or two. Entries beyond the wheel's reach (a timer a
-//   millisecond away) and the rare one queued before the current bucket
-//   wait in a heap beside it, whose top every removal compares with the
-//   buckets' earliest. The bucket width is chosen when the wheel is set
-//   up, from the pending entries: the mean spacing of the sixteen due
-//   next. The wheel is set up again every kRetuneEvery removals, and
-//   when every bucket is empty while the far heap holds many entries.
+//   (found in a bitmap): buckets hold an entry or two. Entries beyond the
+//   wheel's reach (a timer a millisecond away) and the rare one queued
+//   before the current bucket wait in a heap beside it, whose top every
+//   removal compares with the buckets' earliest. The bucket width is
+//   chosen when the wheel is set up, from the pending entries: the mean
+//   spacing of the sixteen due next. The wheel is set up again every
+//   kRetuneEvery removals, and when every bucket is empty while the far
+//   heap holds many entries.
 //
 // The order handed out is (time, sequence) in both layouts: buckets are
 // taken in time order, the earliest of a bucket first, and the far heap's
@@ -28,7 +29,7 @@
 // The queue moves its entries from one layout to the other when the count
 // crosses a threshold, with hysteresis so that a count hovering near it does
 // not move them back and forth. Storage only grows; in steady state queueing
-// allocates nothing.
+// allocates nothing but two scratch arrays each time the wheel is set up.
 #ifndef VIOSIM_SIM_EVENT_QUEUE_H_
 #define VIOSIM_SIM_EVENT_QUEUE_H_
 
