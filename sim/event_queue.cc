@@ -134,9 +134,10 @@ bool EventQueue::PopFar(int64_t limit, Entry* out) {
   const int32_t n = EarliestNode();
   if (n < 0 && far_.size() >= kToHeap) {
     // Every entry left is in the far heap: the buckets were too narrow for
-    // the entries now pending. Set the wheel up again from them (the
-    // earliest of them lands in the current bucket).
-    ToWheel(std::max(cur_ << shift_, far_[0].t));
+    // the entries now pending. Set the wheel up again from them, the
+    // earliest of them (the earliest pending) in the current bucket, so
+    // that the removal below finds it there.
+    ToWheel(far_[0].t);
     return PopWheel(limit, out);
   }
   if (far_.empty() || (n >= 0 && Before(nodes_[n].e, far_[0]))) {
