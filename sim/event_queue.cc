@@ -107,8 +107,7 @@ int EventQueue::NextSlot() const {
   for (int i = 0; i <= kWords; ++i) {
     if (word != 0) {
       const int slot = w * 64 + __builtin_ctzll(word);
-      const int d = static_cast<int>((slot - cur_) & kMask);
-      return d;
+      return static_cast<int>((slot - cur_) & kMask);
     }
     w = (w + 1) & (kWords - 1);
     word = bits_[w];
@@ -140,10 +139,8 @@ bool EventQueue::PopFar(int64_t limit, Entry* out) {
     ToWheel(far_[0].t);
     return PopWheel(limit, out);
   }
-  if (far_.empty() || (n >= 0 && Before(nodes_[n].e, far_[0]))) {
-    if (n < 0) return false;
-    return PopWheel(limit, out);
-  }
+  // Here the buckets are empty or the far heap's top comes first.
+  if (far_.empty()) return false;
   if (far_[0].t > limit) return false;
   *out = far_[0];
   PopFrom(far_.data(), far_.size());
