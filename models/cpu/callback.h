@@ -3,22 +3,32 @@
 // The event loop resumes coroutine handles only. A model that computes its
 // own event times (a CPU ending a chunk of work, a device unit finishing a
 // command) would otherwise need a process per pending event. A Callback is
-// one coroutine frame, made once, that calls `obj->*F()` every time it is
-// resumed and then suspends again; the model schedules it with
-// `sim.ScheduleAt(t, cb.handle())`. The call is direct (F is a template
-// argument), not through a pointer.
+// a handle the simulator resumes like any other, and resuming it calls
+// `obj->*F()`; the model schedules it with `sim.ScheduleAt(t, cb.handle())`.
+// The call is direct (F is a template argument), not through a pointer.
 //
 // F may instead return a coroutine handle: the coroutine to run next, at
-// once, when the call returns (a symmetric transfer from the callback's
-// frame, no event of its own), or a null handle for none. It is for an
-// event whose last act would wake a coroutine that nothing else precedes
-// (Simulator::WakeLast).
+// once, when the call returns (no event of its own), or a null handle for
+// none. It is for an event whose last act would wake a coroutine that
+// nothing else precedes (Simulator::WakeLast).
+//
+// How: under the coroutine ABI of GCC and Clang, a coroutine frame begins
+// with two function pointers, resume and destroy, each taking the frame's
+// address, and `handle.resume()` is an indirect call through the first
+// (libstdc++'s own noop_coroutine() is such a frame with no coroutine
+// behind it). A Callback's frame is three words: a resume pointer that is
+// F's trampoline, a destroy pointer, and `obj`. The event loop's indirect
+// call lands in the trampoline, which calls F: a coroutine frame's own
+// resume function would first dispatch on its suspension point and then
+// call F. Another compiler gets that coroutine instead (kCallbackHasFrame
+// says which is built); CallbackTest checks both ways.
 //
 // REQUIRES: at most one pending resumption at a time per Callback.
 #ifndef VIOSIM_MODELS_CPU_CALLBACK_H_
 #define VIOSIM_MODELS_CPU_CALLBACK_H_
 
 #include <coroutine>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -26,7 +36,34 @@
 
 namespace models {
 
+#if defined(__GNUC__) || defined(__clang__)
+inline constexpr bool kCallbackHasFrame = true;
+#else
+inline constexpr bool kCallbackHasFrame = false;
+#endif
+
 namespace internal {
+
+// The head of a coroutine frame as GCC and Clang lay it out, and `obj`.
+struct CallbackFrame {
+  void (*resume)(CallbackFrame*);
+  void (*destroy)(CallbackFrame*);
+  void* obj;
+};
+
+template <class T, auto F>
+void CallbackResume(CallbackFrame* f) {
+  T* obj = static_cast<T*>(f->obj);
+  if constexpr (std::is_void_v<decltype((obj->*F)())>) {
+    (obj->*F)();
+  } else {
+    if (std::coroutine_handle<> next = (obj->*F)()) next.resume();
+  }
+}
+
+// Never called: a Callback's frame is freed by its owner, not by a handle.
+inline void CallbackDestroy(CallbackFrame*) {}
+
 // Suspends, then runs `next` (if any) in place of returning to the loop.
 struct TransferTo {
   std::coroutine_handle<> next;
@@ -37,6 +74,8 @@ struct TransferTo {
   void await_resume() const noexcept {}
 };
 
+// The same as a coroutine, for a compiler whose frames are laid out some
+// other way.
 template <class T, auto F>
 sim::Task CallbackLoop(T* obj) {
   for (;;) {
@@ -48,6 +87,7 @@ sim::Task CallbackLoop(T* obj) {
     }
   }
 }
+
 }  // namespace internal
 
 class Callback {
@@ -55,16 +95,27 @@ class Callback {
   Callback() = default;
   // A callback calling obj->F(); F is a `void (T::*)()` or a
   // `std::coroutine_handle<> (T::*)()` (the coroutine to run next).
+  // `frame` chooses the three-word frame (where the compiler allows it) or
+  // the coroutine; tests build both.
   template <auto F, class T>
-  static Callback Bind(T* obj) {
+  static Callback Bind(T* obj, bool frame = kCallbackHasFrame) {
     Callback c;
-    c.h_ = internal::CallbackLoop<T, F>(obj).Release();
+    if (frame && kCallbackHasFrame) {
+      c.frame_.reset(new internal::CallbackFrame{&internal::CallbackResume<T, F>, &internal::CallbackDestroy, obj});
+      c.h_ = std::coroutine_handle<>::from_address(c.frame_.get());
+    } else {
+      c.loop_ = internal::CallbackLoop<T, F>(obj).Release();
+      c.h_ = c.loop_;
+    }
     return c;
   }
-  Callback(Callback&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  Callback(Callback&& o) noexcept
+      : frame_(std::move(o.frame_)), loop_(std::exchange(o.loop_, {})), h_(std::exchange(o.h_, {})) {}
   Callback& operator=(Callback&& o) noexcept {
     if (this != &o) {
       Reset();
+      frame_ = std::move(o.frame_);
+      loop_ = std::exchange(o.loop_, {});
       h_ = std::exchange(o.h_, {});
     }
     return *this;
@@ -78,9 +129,13 @@ class Callback {
 
  private:
   void Reset() {
-    if (h_) std::exchange(h_, {}).destroy();
+    if (loop_) std::exchange(loop_, {}).destroy();
+    frame_.reset();
+    h_ = {};
   }
-  sim::Task::Handle h_;
+  std::unique_ptr<internal::CallbackFrame> frame_;
+  sim::Task::Handle loop_;
+  std::coroutine_handle<> h_;
 };
 
 }  // namespace models
