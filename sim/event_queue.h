@@ -189,7 +189,10 @@ class EventQueue {
   // How many buckets after the current one the next non-empty one is (1 to
   // kSlots - 1), or 0 if every bucket is empty.
   int NextSlot() const;
-  // The node holding the buckets' earliest entry (-1 if they are empty).
+  // The node holding the buckets' earliest entry (-1 if they are empty):
+  // PopWheel's search, out of line for the cold paths (MinTime, PopFar).
+  // PopWheel keeps its own copy: one helper shared by both cost the
+  // fair-scheduler benchmark 0.5-0.6% more instructions (docs/speed.md, "What limits the fair-scheduler benchmark").
   int32_t EarliestNode() const;
   // Sets the wheel up with every pending entry, the current bucket `now`'s.
   void ToWheel(int64_t now);
