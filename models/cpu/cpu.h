@@ -63,6 +63,8 @@ namespace models {
 
 class Task;
 class Scheduler;
+template <class Class>
+class SchedCore;
 
 // How the time of a CPU is accounted (kernel/sched/cputime.c), plus the
 // two views kept apart: spinning on a lock and busy polling.
@@ -300,6 +302,8 @@ class Cpu {
 
  private:
   friend class Scheduler;
+  template <class>
+  friend class SchedCore;
   friend class Task;
 
   // The waits a task can have on its CPU (Task::wait_).

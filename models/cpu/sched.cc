@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "models/cpu/sched_core.h"
+
 namespace models {
 
 // ---- Task ----
@@ -32,7 +34,7 @@ void Task::ScheduleAwaiter::await_suspend(std::coroutine_handle<> h) {
   p->sched_->Switch(*p->cpu_, /*preempt=*/false);
 }
 
-// ---- The core ----
+// ---- The core (its steps that call the policy: sched_core.h) ----
 
 void Scheduler::AddCpu(Cpu& cpu) {
   cpu.sched_ = this;
@@ -86,21 +88,6 @@ sim::Task Scheduler::TaskMain(Task& p, sim::Task body) {
                 this, &p};
 }
 
-void Scheduler::Activate(Task& p, Cpu* waker) {
-  Cpu& rq = SelectTaskRq(p, waker);
-  if (p.cpu_ != nullptr && p.cpu_ != &rq) ++p.migrations_;
-  p.cpu_ = &rq;
-  p.on_rq_ = true;
-  p.enqueued_at_ = sim_->Now();
-  EnqueueTask(rq, p, /*wakeup=*/true);
-  const sim::Time ipi = (waker == &rq) ? sim::Time::Zero() : rq.sched_costs().wakeup_latency;
-  if (rq.curr_ == nullptr && !rq.switching_) {
-    Resched(rq, waker == nullptr ? sim::Time::Zero() : ipi);
-  } else if (rq.curr_ != nullptr && CheckPreemptCurr(rq, *rq.curr_, p)) {
-    Resched(rq, ipi);
-  }
-}
-
 void Scheduler::Resched(Cpu& cpu, sim::Time delay) {
   if (delay == sim::Time::Zero()) {
     cpu.SetNeedResched();
@@ -109,87 +96,9 @@ void Scheduler::Resched(Cpu& cpu, sim::Time delay) {
   }
 }
 
-void Scheduler::PickOnIdle(Cpu& cpu) {
-  if (cpu.curr_ != nullptr || cpu.switching_) return;
-  cpu.need_resched_ = false;
-  Task* next = PickNextTask(cpu);
-  if (next == nullptr) {
-    IdleBalance(cpu);
-    // A pulled task makes an idle CPU reschedule at once (Migrate), which
-    // may already have switched to it.
-    if (cpu.curr_ != nullptr || cpu.switching_) return;
-    next = PickNextTask(cpu);
-  }
-  if (next == nullptr) return;
-  StartRunning(cpu, *next);
-  cpu.SwitchTo(next, /*free=*/false);
-}
-
-void Scheduler::Switch(Cpu& cpu, bool preempt) {
-  Task& prev = *cpu.curr_;
-  // __schedule() clears need_resched whatever called it: a reschedule
-  // asked for while the task could not be preempted is served by this one.
-  cpu.need_resched_ = false;
-  const sim::Time now = sim_->Now();
-  const sim::Time ran = now - prev.exec_start_;
-  prev.runtime_ += ran;
-  StopRunning(cpu, prev, ran);
-  if (preempt) {
-    cpu.FreezeCurrent();
-    PutPrevTask(cpu, prev);
-    prev.enqueued_at_ = now;
-  } else if (prev.state_ == Task::State::kRunning) {
-    PutPrevTask(cpu, prev);  // schedule() with a reschedule pending: a yield
-    prev.enqueued_at_ = now;
-  } else {
-    prev.on_rq_ = false;  // deactivate_task()
-  }
-  Task* next = PickNextTask(cpu);
-  if (next == nullptr && !prev.on_rq_) {
-    IdleBalance(cpu);
-    next = PickNextTask(cpu);
-  }
-  if (next == &prev) {
-    // Picked again: no switch, but a new slice (set_next_entity).
-    prev.exec_start_ = now;
-    StartRunning(cpu, prev);
-    cpu.ArmSlice(SliceOf(cpu, prev));
-    cpu.ThawCurrent();
-    return;
-  }
-  if (preempt) {
-    ++prev.nivcsw_;
-    ++preemptions_;
-  } else if (prev.state_ != Task::State::kDead) {
-    ++prev.nvcsw_;
-  }
-  if (next != nullptr) StartRunning(cpu, *next);
-  cpu.SwitchTo(next, /*free=*/false);
-}
-
-void Scheduler::FinishSwitch(Cpu& cpu, Task* prev) {
-  if (prev == nullptr) return;
-  prev->on_cpu_ = false;
-  for (std::coroutine_handle<> h : prev->on_cpu_waiters_) sim_->Wake(h);
-  prev->on_cpu_waiters_.clear();
-  SwitchedOut(cpu, *prev);
-  if (prev->wake_pending_) {
-    prev->wake_pending_ = false;
-    Activate(*prev, &cpu);
-  }
-}
-
 void Scheduler::SliceEnded(Cpu& cpu, Task& p) {
   (void)p;
   cpu.SetNeedResched();
-}
-
-void Scheduler::Migrate(Task& p, Cpu& from, Cpu& to) {
-  DequeueTask(from, p);
-  p.cpu_ = &to;
-  ++p.migrations_;
-  EnqueueTask(to, p, /*wakeup=*/false);
-  if (to.curr_ == nullptr && !to.switching_) Resched(to, sim::Time::Zero());
 }
 
 Cpu::WorkAwaiter Scheduler::BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* activate) {
@@ -233,14 +142,6 @@ sim::Task Scheduler::WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken) {
   ++p.wakeups_;
   co_await waker.Run(waker.sched_costs().try_to_wake_up);
   EndWakeUp(p, waker);
-}
-
-void Scheduler::EndWakeUp(Task& p, Cpu& waker) {
-  if (p.on_cpu_) {
-    p.wake_pending_ = true;  // still switching out: enqueued when that ends
-  } else {
-    Activate(p, &waker);
-  }
 }
 
 // ---- Pinned FIFO ----
@@ -307,6 +208,8 @@ Task* PinnedFifoScheduler::PickNextTask(Cpu& rq) {
   --q.n;
   return t;
 }
+
+template class SchedCore<PinnedFifoScheduler>;
 
 std::vector<std::string> SchedulerNames() { return {"pinned", "fair"}; }
 

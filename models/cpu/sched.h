@@ -41,6 +41,9 @@
 
 namespace models {
 
+template <class Class>
+class SchedCore;
+
 class Scheduler {
  public:
   explicit Scheduler(sim::Simulator& sim) : sim_(&sim) {}
@@ -169,9 +172,6 @@ class Scheduler {
   virtual void SliceEnded(Cpu& cpu, Task& p);
 
   // ---- Helpers for policies ----
-  // Moves queued task `p` from `from` to `to` (a migration), and makes `to`
-  // reschedule if it is idle.
-  void Migrate(Task& p, Cpu& from, Cpu& to);
   // Asks `cpu` to reschedule: at once when it is this CPU's event, after
   // `delay` otherwise (an IPI).
   void Resched(Cpu& cpu, sim::Time delay);
@@ -181,6 +181,8 @@ class Scheduler {
  private:
   friend class Cpu;
   friend struct Task::ScheduleAwaiter;
+  template <class>
+  friend class SchedCore;
 
   sim::Task TaskMain(Task& p, sim::Task body);
   // try_to_wake_up() up to the waker's cost, which it returns as the work
@@ -191,18 +193,20 @@ class Scheduler {
   // spin until p's switch ends, then the wake-up's cost and the enqueue.
   bool SpinsOnCpu(const Task& p) const;
   sim::Task WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken);
-  // The rest, once the waker has paid: p is enqueued (or, still switching
-  // out, once that ends).
-  void EndWakeUp(Task& p, Cpu& waker);
+
+  // ---- The core's steps that call the policy (SchedCore) ----
+  // The rest of a wake-up, once the waker has paid: p is enqueued (or,
+  // still switching out, once that ends).
+  virtual void EndWakeUp(Task& p, Cpu& waker) = 0;
   // __schedule() on `cpu` for its current task `prev` (voluntary when it
   // sleeps, involuntary when preempted).
-  void Switch(Cpu& cpu, bool preempt);
+  virtual void Switch(Cpu& cpu, bool preempt) = 0;
   // finish_task_switch(): `prev` is off its CPU.
-  void FinishSwitch(Cpu& cpu, Task* prev);
+  virtual void FinishSwitch(Cpu& cpu, Task* prev) = 0;
   // Makes a sleeping task runnable on a CPU (ttwu_do_activate).
-  void Activate(Task& p, Cpu* waker);
+  virtual void Activate(Task& p, Cpu* waker) = 0;
   // A CPU with nothing running picks its next task.
-  void PickOnIdle(Cpu& cpu);
+  virtual void PickOnIdle(Cpu& cpu) = 0;
 
   sim::Simulator* sim_;
   std::vector<Cpu*> cpus_;
@@ -212,19 +216,47 @@ class Scheduler {
   bool ttwu_spins_on_cpu_ = false;
 };
 
+// The core's steps that call the policy, written once (sched_core.h) and
+// compiled for each policy `Class` (a final class deriving from
+// SchedCore<Class>), so that they call the policy's functions directly and
+// the compiler can inline them, as the kernel calls pick_next_task_fair()
+// directly when every runnable task is a fair one. The CPUs reach these
+// steps through Scheduler's virtual functions: one indirect call per step
+// instead of one per policy function.
+template <class Class>
+class SchedCore : public Scheduler {
+ protected:
+  using Scheduler::Scheduler;
+  // Moves queued task `p` from `from` to `to` (a migration), and makes `to`
+  // reschedule if it is idle.
+  void Migrate(Task& p, Cpu& from, Cpu& to);
+
+ private:
+  Class& self() { return static_cast<Class&>(*this); }
+  void EndWakeUp(Task& p, Cpu& waker) final;
+  void Switch(Cpu& cpu, bool preempt) final;
+  void FinishSwitch(Cpu& cpu, Task* prev) final;
+  void Activate(Task& p, Cpu* waker) final;
+  void PickOnIdle(Cpu& cpu) final;
+};
+
+class PinnedFifoScheduler;
+extern template class SchedCore<PinnedFifoScheduler>;
+
 // Each CPU runs its tasks in the order they became runnable; a task runs
 // until it sleeps (no time slices, no preemption), and stays on the CPU it
 // was started on (its first allowed CPU). The model of the cases whose tasks
 // are pinned one per CPU.
-class PinnedFifoScheduler final : public Scheduler {
+class PinnedFifoScheduler final : public SchedCore<PinnedFifoScheduler> {
  public:
-  explicit PinnedFifoScheduler(sim::Simulator& sim) : Scheduler(sim) {}
+  explicit PinnedFifoScheduler(sim::Simulator& sim) : SchedCore(sim) {}
   const char* name() const override { return "pinned"; }
   bool migrates() const override { return false; }
   bool PreemptsRunningTasks() const override { return false; }
   int NrRunning(const Cpu& cpu) const override;
 
  protected:
+  friend class SchedCore<PinnedFifoScheduler>;
   Cpu& SelectTaskRq(Task& p, Cpu* waker) override;
   void EnqueueTask(Cpu& rq, Task& p, bool wakeup) override;
   void DequeueTask(Cpu& rq, Task& p) override;

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "models/cpu/sched_core.h"
 
 namespace models {
 
@@ -42,7 +43,7 @@ int FairTunableFactor(int ncpus) {
 }
 
 FairScheduler::FairScheduler(sim::Simulator& sim, const FairParams& params)
-    : Scheduler(sim),
+    : SchedCore(sim),
       params_(params),
       latency_(params.sched_latency),
       min_gran_(params.min_granularity),
@@ -125,7 +126,7 @@ sim::Time FairScheduler::min_vruntime(const Cpu& cpu) const {
   return id < rqs_.size() && rqs_[id] != nullptr ? rqs_[id]->min_vruntime : sim::Time::Zero();
 }
 
-void FairScheduler::AddNr(Rq& rq, int delta) {
+inline void FairScheduler::AddNr(Rq& rq, int delta) {
   int& nr = nr_[static_cast<size_t>(rq.id)];
   const int idle = (nr + delta == 0) - (nr == 0);
   const int overloaded = (nr + delta >= 2) - (nr >= 2);
@@ -459,6 +460,8 @@ void FairScheduler::Balance(const std::vector<int>& group) {
     Migrate(*t, *from.cpu, *to.cpu);
   }
 }
+
+template class SchedCore<FairScheduler>;
 
 // ---- Factory ----
 

@@ -79,7 +79,10 @@ struct FairParams {
 // 1 + ilog2(min(ncpus, 8)) (get_update_sysctl_factor). REQUIRES: ncpus >= 1.
 int FairTunableFactor(int ncpus);
 
-class FairScheduler final : public Scheduler {
+class FairScheduler;
+extern template class SchedCore<FairScheduler>;
+
+class FairScheduler final : public SchedCore<FairScheduler> {
  public:
   FairScheduler(sim::Simulator& sim, const FairParams& params = {});
   ~FairScheduler() override;
@@ -102,6 +105,7 @@ class FairScheduler final : public Scheduler {
   void ResetBalanceStats() { idle_pulls_ = periodic_moves_ = 0; }
 
  protected:
+  friend class SchedCore<FairScheduler>;
   Cpu& SelectTaskRq(Task& p, Cpu* waker) override;
   void EnqueueTask(Cpu& rq, Task& p, bool wakeup) override;
   void DequeueTask(Cpu& rq, Task& p) override;
@@ -129,7 +133,7 @@ class FairScheduler final : public Scheduler {
   Rq& RqOf(const Cpu& cpu) const { return RqOf(cpu.id()); }
   Rq& RqOf(int id) const { return *rqs_[static_cast<size_t>(id)]; }
   int NrOf(const Rq& rq) const;
-  void AddNr(Rq& rq, int delta);
+  [[gnu::always_inline]] void AddNr(Rq& rq, int delta);
   void Count(const Rq& rq, int idle, int overloaded);
   // The counts of `rq`'s domain `d` (0: its LLC, 1: the rest of its
   // socket, 2: the other sockets), `rq` itself left out.
