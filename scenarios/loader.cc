@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -1000,6 +1001,31 @@ std::string ParseInteger(const FieldDescriptor* f, absl::string_view text, T* ou
   return CheckNumber(f, static_cast<double>(*out), text);
 }
 
+// A string value as given, or, written in the quotes of a scenario file
+// ("fair" or 'fair', as a shell that keeps quotes passes it), read as the
+// file would read it: the quotes dropped, C escapes such as \" undone.
+// Returns what is wrong, or "" on success.
+std::string UnquoteString(absl::string_view text, std::string* out) {
+  const char q = text.empty() ? '\0' : text.front();
+  if (text.size() < 2 || (q != '"' && q != '\'') || text.back() != q) {
+    *out = std::string(text);
+    return "";
+  }
+  const absl::string_view inner = text.substr(1, text.size() - 2);
+  for (size_t i = 0; i < inner.size(); ++i) {
+    if (inner[i] == '\\') {
+      ++i;
+    } else if (inner[i] == q) {
+      return absl::StrCat("a quoted string has an unescaped ", std::string(1, q), " inside: ", text);
+    }
+  }
+  std::string error;
+  if (!absl::CUnescape(inner, out, &error)) {
+    return absl::StrCat("a quoted string does not read as in a scenario file (", error, "): ", text);
+  }
+  return "";
+}
+
 // Sets the scalar field `f` of `*m` (element `index`, or -1 if singular)
 // from `text`. Returns what is wrong, or "" on success; on failure `*m` is
 // unchanged. With `m` null, only says what would be wrong.
@@ -1078,10 +1104,11 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
       return "";
     }
     case FieldDescriptor::CPPTYPE_STRING: {
-      if (IsTimeField(f) && !(what = CheckTimeText(f, text)).empty()) return what;
+      std::string value;
+      if (!(what = UnquoteString(text, &value)).empty()) return what;
+      if (IsTimeField(f) && !(what = CheckTimeText(f, value)).empty()) return what;
       if (m == nullptr) return "";
-      rep ? r->SetRepeatedString(m, f, index, std::string(text))
-          : r->SetString(m, f, std::string(text));
+      rep ? r->SetRepeatedString(m, f, index, value) : r->SetString(m, f, value);
       return "";
     }
     case FieldDescriptor::CPPTYPE_MESSAGE:

@@ -101,7 +101,9 @@ std::string VariantDescription(const ScenarioFile& file, absl::string_view varia
 // fields that exist there), a path ending at a message, a missing, needless
 // or out-of-range index, or a value that does not parse or fails the field's
 // unit or bounds. On error `*scenario` is unchanged. `flag` is the flag
-// named in messages ("--over" for a sweep's values).
+// named in messages ("--over" for a sweep's values). A string value written
+// in a scenario file's quotes ("fair" or 'fair') is read as the file would
+// read it.
 absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
                            absl::string_view flag = "--set");
 

@@ -533,6 +533,29 @@ TEST(ApplyOverrideTest, SetsScalarsOfEveryKind) {
   EXPECT_EQ(s.name(), "has = sign");
 }
 
+TEST(ApplyOverrideTest, AStringInTheFilesQuotesReadsAsInTheFile) {
+  Scenario s = TwoVariants();
+  ASSERT_TRUE(ApplyOverride(&s, R"(platform.scheduler="fair")").ok());
+  EXPECT_EQ(s.platform().scheduler(), "fair");
+  ASSERT_TRUE(ApplyOverride(&s, R"(platform.scheduler='pinned')").ok());
+  EXPECT_EQ(s.platform().scheduler(), "pinned");
+  ASSERT_TRUE(ApplyOverride(&s, R"(name="say \"hi\"\t")").ok());
+  EXPECT_EQ(s.name(), "say \"hi\"\t");
+  ASSERT_TRUE(ApplyOverride(&s, R"(run.duration="2ms")").ok());
+  EXPECT_EQ(s.run().duration(), "2ms");
+  // Not a quoted string: taken as given.
+  for (const char* a : {R"(name=")", R"(name="x)", R"(name=x")", R"(name="x')"}) {
+    ASSERT_TRUE(ApplyOverride(&s, a).ok()) << a;
+    EXPECT_EQ(s.name(), std::string(a).substr(5)) << a;
+  }
+  EXPECT_EQ(ApplyOverride(&s, R"(name="")").ok(), true);
+  EXPECT_EQ(s.name(), "");
+  // Quoted, but not as a scenario file would read it.
+  EXPECT_THAT(SetError(R"(name="a"b")"), HasSubstr("unescaped \" inside"));
+  EXPECT_THAT(SetError(R"(name="a\q")"), HasSubstr("does not read as in a scenario file"));
+  EXPECT_THAT(SetError(R"(run.duration="2 parsecs")"), StartsWith("--set 'run.duration=\"2 parsecs\"': field 'run.duration': "));
+}
+
 TEST(ApplyOverrideTest, SettingAOneofMemberSwitchesTheOneof) {
   Scenario s = TwoVariants();
   ASSERT_TRUE(ApplyOverride(&s, "workload.lockbench.think.constant.value=5us").ok());
