@@ -14,7 +14,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +22,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message.h"
 #include "scenarios/checks.h"
 #include "scenarios/input_file.h"
@@ -1002,27 +1002,31 @@ std::string ParseInteger(const FieldDescriptor* f, absl::string_view text, T* ou
 }
 
 // A string value as given, or, written in the quotes of a scenario file
-// ("fair" or 'fair', as a shell that keeps quotes passes it), read as the
-// file would read it: the quotes dropped, C escapes such as \" undone.
-// Returns what is wrong, or "" on success.
+// ("fair" or 'fair', as a shell that keeps quotes passes it), read by the
+// tokenizer that reads the file: the quotes dropped, escapes such as \"
+// undone. Returns what is wrong, or "" on success.
 std::string UnquoteString(absl::string_view text, std::string* out) {
   const char q = text.empty() ? '\0' : text.front();
   if (text.size() < 2 || (q != '"' && q != '\'') || text.back() != q) {
     *out = std::string(text);
     return "";
   }
-  const absl::string_view inner = text.substr(1, text.size() - 2);
-  for (size_t i = 0; i < inner.size(); ++i) {
-    if (inner[i] == '\\') {
-      ++i;
-    } else if (inner[i] == q) {
-      return absl::StrCat("a quoted string has an unescaped ", std::string(1, q), " inside: ", text);
-    }
+  google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  GatheringErrorCollector errors;
+  google::protobuf::io::Tokenizer tokens(&input, &errors);
+  tokens.Next();
+  const std::string literal = tokens.current().text;
+  // An error inside the literal (a bad escape, a line break), reported as
+  // it was read, says more than the tokens found after it.
+  if (errors.errors().empty() && tokens.Next()) {
+    return absl::StrCat("a quoted string has an unescaped ", std::string(1, q), " inside: ", text);
   }
-  std::string error;
-  if (!absl::CUnescape(inner, out, &error)) {
-    return absl::StrCat("a quoted string does not read as in a scenario file (", error, "): ", text);
+  if (!errors.errors().empty()) {
+    return absl::StrCat("a quoted string does not read as in a scenario file (",
+                        errors.errors().front().message, "): ", text);
   }
+  out->clear();
+  google::protobuf::io::Tokenizer::ParseStringAppend(literal, out);
   return "";
 }
 
