@@ -73,6 +73,39 @@ absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::Sce
   return out;
 }
 
+namespace {
+
+// The values of "V1,V2,...", split at commas. A value that starts with a
+// quote (" or ') and has its closing quote, unescaped, before a comma or the
+// end, is one value whatever commas it holds: "a,b" as a scenario file would
+// read it. Any other quote is an ordinary character.
+std::vector<absl::string_view> SplitValues(absl::string_view list) {
+  std::vector<absl::string_view> out;
+  size_t start = 0;
+  while (true) {
+    size_t end = list.find(',', start);
+    const char q = start < list.size() ? list[start] : '\0';
+    if (q == '"' || q == '\'') {
+      for (size_t i = start + 1; i < list.size(); ++i) {
+        if (list[i] == '\\') {
+          ++i;
+        } else if (list[i] == q) {
+          if (i + 1 == list.size() || list[i + 1] == ',') end = i + 1 == list.size() ? absl::string_view::npos : i + 1;
+          break;
+        }
+      }
+    }
+    if (end == absl::string_view::npos) {
+      out.push_back(list.substr(start));
+      return out;
+    }
+    out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over) {
   const size_t eq = over.find('=');
   SweepSpec spec;
@@ -81,12 +114,12 @@ absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--over '", over, "': expected FIELD=V1,V2,..., e.g. platform.kvm.mmio_exit_user.value=2us,6us"));
   }
-  for (absl::string_view v : absl::StrSplit(over.substr(eq + 1), ',')) {
-    spec.values.emplace_back(v);
+  for (absl::string_view v : SplitValues(over.substr(eq + 1))) {
     if (v.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--over '", over, "': field '", spec.field, "': empty value in the list"));
     }
+    spec.values.emplace_back(v);
   }
   return spec;
 }
@@ -98,7 +131,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const Swee
   Sweep& sweep = out.sweep;
   sweep.scenario = file.scenario.name();
   sweep.field = spec.field;
-  sweep.values = spec.values;
+  for (const std::string& v : spec.values) sweep.values.push_back(viosim::ValueAsRead(v));
   sweep.variants = variants.empty() ? viosim::VariantNames(file) : variants;
   // Each value alone first, so that a bad field or value names --over.
   for (const std::string& v : spec.values) {
@@ -163,7 +196,7 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
   std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, r->resolved, names, request);
   const size_t per_value = sweep.variants.size();
   for (size_t i = 0; i < results.size(); ++i) {
-    const std::string& value = spec.values[i / per_value];
+    const std::string& value = sweep.values[i / per_value];
     if (!results[i].ok()) {
       return absl::Status(results[i].status().code(),
                           absl::StrCat(file.path, ": variant '", names[i], "', ", spec.field, "=", value, ": ",

@@ -92,10 +92,13 @@ absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::Sce
 // and the values it takes in turn.
 struct SweepSpec {
   std::string field;
+  // As given: each is applied as --set applies it, and labelled as the
+  // field reads it (viosim::ValueAsRead: "10ms" in quotes is 10ms).
   std::vector<std::string> values;
 };
 
-// Parses "FIELD=V1,V2,..." (values split at commas, in order). Returns
+// Parses "FIELD=V1,V2,..." (values split at commas, in order; a value in a
+// scenario file's quotes is one value even with commas inside). Returns
 // InvalidArgument naming --over when there is no '=', no field or an empty
 // value; the field and values themselves are checked by RunSweep.
 absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over);
@@ -111,7 +114,7 @@ struct SweepPoint {
 struct Sweep {
   std::string scenario;  // the scenario's name
   std::string field;
-  std::vector<std::string> values;
+  std::vector<std::string> values;  // SweepSpec::values as the field reads them
   std::vector<std::string> variants;
   std::vector<std::string> metrics;
   std::vector<SweepPoint> points;  // value-major: for each value, each variant

@@ -444,7 +444,7 @@ absl::StatusOr<PointSet> RefitSweepPoints(const Invocation& inv, std::shared_ptr
   auto shared = std::make_shared<RefitSweepPlan>(*std::move(plan));
   PointSet set;
   for (size_t i = 0; i < spec.values.size(); ++i) {
-    set.ids.push_back(absl::StrCat(i, ":", spec.values[i], "/refit"));
+    set.ids.push_back(absl::StrCat(i, ":", viosim::ValueAsRead(spec.values[i]), "/refit"));
     set.kinds.push_back(PointKind::kRefit);
   }
   set.run = [file, shared](size_t i) -> absl::StatusOr<PointResult> {
@@ -468,7 +468,7 @@ absl::StatusOr<PointSet> RefitSweepPoints(const Invocation& inv, std::shared_ptr
         return absl::InvalidArgumentError(absl::StrCat("point ", ids[i], ": its runs are not the variants ",
                                                        fitted ? absl::StrJoin(variants, ", ") : "none (not fitted)"));
       }
-      if (!fitted) not_fitted.push_back(shared->spec.values[i]);
+      if (!fitted) not_fitted.push_back(shared->sweep.sweep.values[i]);
       v.fit = CalibrationAt(*shared, i, std::move(v.fit.values), std::move(v.fit.search));
       values.push_back(std::move(v));
     }

@@ -68,7 +68,8 @@ void AddShared(CLI::App* cmd, SharedFlags* f) {
       ->type_name("N");
   cmd->add_option("--set", f->sets,
                   "Override a scalar field by path, e.g. run.duration=2s or workload.lockbench.threads=8 "
-                  "(repeatable; applied after the variant's overlay)")
+                  "(repeatable; applied after the variant's overlay; a string may be written in a scenario file's "
+                  "quotes, platform.scheduler=\"fair\")")
       ->type_name("PATH=VALUE");
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--output,-o", f->output, "Write the output to FILE (whole or not at all) instead of stdout")
@@ -284,7 +285,8 @@ int main(int argc, char** argv) {
   sweep->add_option("scenario", sweep_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
   sweep->add_option("--over", sweep_over,
                     "Field path (as --set takes it) and the values it takes in turn, e.g. "
-                    "platform.kvm.mmio_exit_user.value=2us,6us,51.5us (applied after every --set)")
+                    "platform.kvm.mmio_exit_user.value=2us,6us,51.5us (applied after every --set; a value in a "
+                    "scenario file's quotes is one value, commas included)")
       ->required()
       ->type_name("FIELD=V1,V2,...");
   sweep->add_option("--variant,-v", sweep_variants, "Variant to run at each value (repeatable; default: all)")
@@ -602,7 +604,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> not_fitted;
     for (size_t i = 0; i < result->fits.size(); ++i) {
       if (result->fits[i].search.outcome != analysis::BisectionOutcome::kFitted) {
-        not_fitted.push_back(spec->values[i]);
+        not_fitted.push_back(result->sweep.values[i]);
       }
     }
     if (not_fitted.empty()) return kExitOk;

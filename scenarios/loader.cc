@@ -1319,6 +1319,12 @@ std::vector<std::string> VariantNames(const ScenarioFile& file) {
   return VariantNamesOf(file.scenario);
 }
 
+std::string ValueAsRead(absl::string_view text) {
+  std::string value;
+  if (!UnquoteString(text, &value).empty()) return std::string(text);
+  return value;
+}
+
 absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
                            absl::string_view flag) {
   return ApplyAssignment(scenario, assignment, flag);

@@ -107,6 +107,13 @@ std::string VariantDescription(const ScenarioFile& file, absl::string_view varia
 absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
                            absl::string_view flag = "--set");
 
+// The value a --set assignment's right side `text` gives a string field:
+// `text` read as a scenario file reads it when it is written in the file's
+// quotes ("10ms" gives 10ms, "a\"b" gives a"b), else `text` as given
+// (also when the quotes do not read, which ApplyOverride refuses). For
+// labelling values as the field holds them.
+std::string ValueAsRead(absl::string_view text);
+
 // What the scalar field at a --set path holds: a duration string (a TIME
 // field), an integer, a real number (double or float), or anything else.
 enum class ScalarKind { kDuration, kInteger, kReal, kOther };

@@ -7,6 +7,7 @@
 #include "analysis/runner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scenarios/loader.h"
 
 namespace analysis {
 namespace {
@@ -29,6 +30,39 @@ TEST(ParseSweepSpecTest, RefusesMalformedSpecsNamingTheFlag) {
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(s.status().message(), HasSubstr(absl::StrCat("--over '", bad, "'")));
   }
+}
+
+TEST(ParseSweepSpecTest, AValueInAScenarioFilesQuotesIsOneValueWithItsCommas) {
+  absl::StatusOr<SweepSpec> s = ParseSweepSpec(R"(f="a,b",'c,d',"e\",f",x"y,"open,z)");
+  ASSERT_TRUE(s.ok()) << s.status();
+  // An unescaped closing quote before a comma or the end closes the value;
+  // a quote that is not a value's first character, or one never closed, is
+  // an ordinary character.
+  EXPECT_THAT(s->values, ElementsAre(R"("a,b")", "'c,d'", R"("e\",f")", R"(x"y)", R"("open)", "z"));
+  EXPECT_FALSE(ParseSweepSpec(R"(f="a",,b)").ok());
+}
+
+// The values are applied as --set applies them and labelled as the field
+// reads them: a quoted "10ms" is the duration 10ms, on a time axis, not a
+// category called "10ms" with its quotes.
+TEST(PlanSweepTest, LabelsEachValueAsTheFieldReadsIt) {
+  absl::StatusOr<viosim::ScenarioFile> f = viosim::LoadScenarioFile("fuzz/testdata/banded.textproto");
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<SweepSpec> spec = ParseSweepSpec(R"(run.duration="10ms",'20ms',30ms)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<SweepPlan> plan = PlanSweep(*f, *spec, {"base"}, {}, RunRequest{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(plan->sweep.values, ElementsAre("10ms", "20ms", "30ms"));
+  ASSERT_EQ(plan->resolved.size(), 3u);
+  EXPECT_EQ(plan->resolved[0].run().duration(), "10ms");
+  EXPECT_EQ(plan->resolved[1].run().duration(), "20ms");
+  // A quoted value that a scenario file could not read is refused, naming
+  // the flag.
+  absl::StatusOr<SweepSpec> bad = ParseSweepSpec(R"(run.duration="1\q0ms")");
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  absl::StatusOr<SweepPlan> refused = PlanSweep(*f, *bad, {"base"}, {}, RunRequest{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("--over"));
 }
 
 Sweep TwoByTwo() {
