@@ -1,15 +1,19 @@
 // Fuzz target: --set overrides and the duration and size texts they carry.
 // Each input line is one assignment (PATH=VALUE) applied, as the command
 // line does, to a small scenario with a variant; then the variant is
-// resolved. Each line is also read as a duration on its own. Any text must
-// give a value or an error; never a crash, a hang or an abort.
+// resolved. Each line is also read as a duration on its own, and as a
+// sweep's --over list, whose values must be the list's text cut at commas,
+// nothing lost or added. Any text must give a value or an error; never a
+// crash, a hang or an abort.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "analysis/runner.h"
 #include "scenarios/loader.h"
 #include "scenarios/units.h"
 
@@ -48,6 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> assignments;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     (void)viosim::ParseDuration(line);
+    if (absl::StatusOr<analysis::SweepSpec> over = analysis::ParseSweepSpec(line); over.ok()) {
+      if (absl::StrJoin(over->values, ",") != line.substr(line.find('=') + 1)) __builtin_trap();
+      for (const std::string& v : over->values) (void)viosim::ValueAsRead(v);
+    }
     if (assignments.size() < 16) assignments.emplace_back(line);
   }
   // The file changes only if an assignment is file-level (variant[...],
