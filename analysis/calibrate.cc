@@ -220,8 +220,9 @@ absl::Status ParseCellAndRange(absl::string_view cell, absl::string_view range, 
   }
   const size_t comma = range.find(',');
   if (comma != absl::string_view::npos) {
-    spec->lo = std::string(absl::StripAsciiWhitespace(range.substr(0, comma)));
-    spec->hi = std::string(absl::StripAsciiWhitespace(range.substr(comma + 1)));
+    // A value in a scenario file's quotes ("1us"), as --set takes it.
+    spec->lo = viosim::ValueAsRead(absl::StripAsciiWhitespace(range.substr(0, comma)));
+    spec->hi = viosim::ValueAsRead(absl::StripAsciiWhitespace(range.substr(comma + 1)));
   }
   if (comma == absl::string_view::npos || spec->lo.empty() || spec->hi.empty() ||
       spec->hi.find(',') != std::string::npos) {

@@ -235,7 +235,7 @@ FitFlags AddFitFlags(CLI::App* cmd, analysis::CalibrateSpec* spec, std::string* 
   f.cell = cmd->add_option("--cell", *cell,
                            "The published cell to fit to (METRIC may be left out when the variant has one cell)")
                ->type_name("VARIANT[/METRIC]");
-  f.range = cmd->add_option("--range", *range, "Values of the field that bracket the published value, e.g. 1us,80us")
+  f.range = cmd->add_option("--range", *range, "Values of the field that bracket the published value, e.g. 1us,80us (each as --set takes a value)")
                 ->type_name("LO,HI");
   f.tolerance =
       cmd->add_option("--tolerance", spec->tolerance_pct, "Stop once the modeled value is this close to published, %")

@@ -196,6 +196,10 @@ TEST(ParseCellAndRangeTest, SplitsVariantMetricAndEnds) {
   EXPECT_EQ(s.variant, "before");
   EXPECT_EQ(s.metric, "");
   EXPECT_EQ(s.hi, "2.6e9");
+  // Ends in a scenario file's quotes, as --set takes a value.
+  ASSERT_TRUE(ParseCellAndRange("before", R"("2us", '16us')", &s).ok());
+  EXPECT_EQ(s.lo, "2us");
+  EXPECT_EQ(s.hi, "16us");
 }
 
 TEST(ParseCellAndRangeTest, RefusesMalformedFlagsNamingThem) {
@@ -205,7 +209,7 @@ TEST(ParseCellAndRangeTest, RefusesMalformedFlagsNamingThem) {
     EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << cell;
     EXPECT_THAT(st.message(), HasSubstr("--cell")) << cell;
   }
-  for (const char* range : {"1us", "1us,", ",2us", "1us,2us,3us"}) {
+  for (const char* range : {"1us", "1us,", ",2us", "1us,2us,3us", R"("",2us)", R"(1us,"2us,3us")"}) {
     absl::Status st = ParseCellAndRange("before", range, &s);
     EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << range;
     EXPECT_THAT(st.message(), HasSubstr(std::string("--range '") + range + "'")) << range;
