@@ -219,9 +219,19 @@ void FairScheduler::SiftDown(Rq& rq, size_t i) {
   t->rq_index_ = static_cast<int>(i);
 }
 
+namespace {
+// push_back when the vector is full, out of line: the common push then
+// needs no stack frame for the reallocation's registers.
+[[gnu::noinline]] void GrowAndPush(std::vector<Task*>& heap, Task* p) { heap.push_back(p); }
+}  // namespace
+
 void FairScheduler::Push(Rq& rq, Task& p) {
   p.rq_seq_ = ++seq_;
-  rq.heap.push_back(&p);
+  if (rq.heap.size() == rq.heap.capacity()) [[unlikely]] {
+    GrowAndPush(rq.heap, &p);
+  } else {
+    rq.heap.push_back(&p);
+  }
   SiftUp(rq, rq.heap.size() - 1);
 }
 
