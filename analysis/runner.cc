@@ -75,31 +75,38 @@ absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::Sce
 
 namespace {
 
-// The values of "V1,V2,...", split at commas. A value that starts with a
-// quote (" or ') and has its closing quote, unescaped, before a comma or the
-// end, is one value whatever commas it holds: "a,b" as a scenario file would
-// read it. Any other quote is an ordinary character.
+// The values of "V1,V2,...", split at commas, the spaces around each
+// dropped (a list is typed "2, 4, 8"). A value that starts with a quote
+// (" or ') whose closing quote, unescaped, comes before a comma or the end
+// (spaces aside) is one value whatever commas and spaces it holds: "a, b"
+// as a scenario file would read it. Any other quote is an ordinary
+// character.
 std::vector<absl::string_view> SplitValues(absl::string_view list) {
   std::vector<absl::string_view> out;
   size_t start = 0;
   while (true) {
     size_t end = list.find(',', start);
-    const char q = start < list.size() ? list[start] : '\0';
+    size_t first = start;
+    while (first < list.size() && absl::ascii_isspace(static_cast<unsigned char>(list[first]))) ++first;
+    const char q = first < list.size() ? list[first] : '\0';
     if (q == '"' || q == '\'') {
-      for (size_t i = start + 1; i < list.size(); ++i) {
+      for (size_t i = first + 1; i < list.size(); ++i) {
         if (list[i] == '\\') {
           ++i;
         } else if (list[i] == q) {
-          if (i + 1 == list.size() || list[i + 1] == ',') end = i + 1 == list.size() ? absl::string_view::npos : i + 1;
+          size_t after = i + 1;
+          while (after < list.size() && absl::ascii_isspace(static_cast<unsigned char>(list[after]))) ++after;
+          if (after == list.size()) end = absl::string_view::npos;
+          if (after < list.size() && list[after] == ',') end = after;
           break;
         }
       }
     }
     if (end == absl::string_view::npos) {
-      out.push_back(list.substr(start));
+      out.push_back(absl::StripAsciiWhitespace(list.substr(start)));
       return out;
     }
-    out.push_back(list.substr(start, end - start));
+    out.push_back(absl::StripAsciiWhitespace(list.substr(start, end - start)));
     start = end + 1;
   }
 }

@@ -97,8 +97,9 @@ struct SweepSpec {
   std::vector<std::string> values;
 };
 
-// Parses "FIELD=V1,V2,..." (values split at commas, in order; a value in a
-// scenario file's quotes is one value even with commas inside). Returns
+// Parses "FIELD=V1,V2,..." (values split at commas, in order, without the
+// spaces around each; a value in a scenario file's quotes is one value,
+// commas and spaces inside it kept). Returns
 // InvalidArgument naming --over when there is no '=', no field or an empty
 // value; the field and values themselves are checked by RunSweep.
 absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over);

@@ -32,6 +32,14 @@ TEST(ParseSweepSpecTest, RefusesMalformedSpecsNamingTheFlag) {
   }
 }
 
+TEST(ParseSweepSpecTest, DropsTheSpacesAroundEachValue) {
+  absl::StatusOr<SweepSpec> s = ParseSweepSpec(" workload.lockbench.threads = 2, 4 ,\t8 ");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->field, "workload.lockbench.threads");
+  EXPECT_THAT(s->values, ElementsAre("2", "4", "8"));
+  EXPECT_FALSE(ParseSweepSpec("workload.lockbench.threads=2, ,4").ok());
+}
+
 TEST(ParseSweepSpecTest, AValueInAScenarioFilesQuotesIsOneValueWithItsCommas) {
   absl::StatusOr<SweepSpec> s = ParseSweepSpec(R"(f="a,b",'c,d',"e\",f",x"y,"open,z)");
   ASSERT_TRUE(s.ok()) << s.status();
@@ -39,6 +47,10 @@ TEST(ParseSweepSpecTest, AValueInAScenarioFilesQuotesIsOneValueWithItsCommas) {
   // a quote that is not a value's first character, or one never closed, is
   // an ordinary character.
   EXPECT_THAT(s->values, ElementsAre(R"("a,b")", "'c,d'", R"("e\",f")", R"(x"y)", R"("open)", "z"));
+  // Spaces outside the quotes go, those inside stay.
+  s = ParseSweepSpec(R"(f= " a, b " , 'c')");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(s->values, ElementsAre(R"(" a, b ")", "'c'"));
   EXPECT_FALSE(ParseSweepSpec(R"(f="a",,b)").ok());
 }
 
