@@ -422,7 +422,7 @@ absl::StatusOr<RefitSweep> AssembleRefitSweep(const viosim::ScenarioFile& file, 
   RefitSweep out;
   out.sweep = plan.sweep.sweep;
   for (size_t i = 0; i < values.size(); ++i) {
-    const std::string value = viosim::ValueAsRead(plan.spec.values[i]);
+    const std::string& value = out.sweep.values[i];  // as the field reads it
     if (values[i].fit.search.outcome != BisectionOutcome::kFitted) {
       for (const std::string& v : out.sweep.variants) out.sweep.points.push_back(SweepPoint{value, v, {}});
     }

@@ -443,8 +443,8 @@ absl::StatusOr<PointSet> RefitSweepPoints(const Invocation& inv, std::shared_ptr
   if (!plan.ok()) return plan.status();
   auto shared = std::make_shared<RefitSweepPlan>(*std::move(plan));
   PointSet set;
-  for (size_t i = 0; i < spec.values.size(); ++i) {
-    set.ids.push_back(absl::StrCat(i, ":", viosim::ValueAsRead(spec.values[i]), "/refit"));
+  for (size_t i = 0; i < shared->sweep.sweep.values.size(); ++i) {
+    set.ids.push_back(absl::StrCat(i, ":", shared->sweep.sweep.values[i], "/refit"));
     set.kinds.push_back(PointKind::kRefit);
   }
   set.run = [file, shared](size_t i) -> absl::StatusOr<PointResult> {
