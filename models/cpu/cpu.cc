@@ -374,18 +374,6 @@ std::coroutine_handle<> Cpu::OnSwitchDone() {
 // one when it fires. Slices are long and most tasks sleep well before theirs
 // ends, so an event per switch would mostly be stale, and would crowd the
 // event queue.
-void Cpu::ArmSlice(sim::Time slice) {
-  if (slice == sim::Time::Max()) {
-    slice_end_ = sim::Time::Max();
-    return;
-  }
-  slice_end_ = sim_->Now() + slice;
-  if (slice_end_ < slice_timer_at_) {
-    slice_timer_at_ = slice_end_;
-    sim_->ScheduleAt(slice_end_, slice_timer_.handle());
-  }
-}
-
 void Cpu::OnSliceEnd() {
   const sim::Time now = sim_->Now();
   if (now == slice_timer_at_) slice_timer_at_ = sim::Time::Max();

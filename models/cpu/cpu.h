@@ -413,6 +413,18 @@ class Cpu {
   sim::Time traced_since_;
 };
 
+inline void Cpu::ArmSlice(sim::Time slice) {
+  if (slice == sim::Time::Max()) {
+    slice_end_ = sim::Time::Max();
+    return;
+  }
+  slice_end_ = sim_->Now() + slice;
+  if (slice_end_ < slice_timer_at_) {
+    slice_timer_at_ = slice_end_;
+    sim_->ScheduleAt(slice_end_, slice_timer_.handle());
+  }
+}
+
 }  // namespace models
 
 #endif  // VIOSIM_MODELS_CPU_CPU_H_

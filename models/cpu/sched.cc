@@ -24,10 +24,6 @@ void Task::ResetStats() {
   runtime_ = run_delay_ = sim::Time::Zero();
 }
 
-bool Task::ScheduleAwaiter::await_ready() const noexcept {
-  return p->state_ == State::kRunning && !p->cpu_->need_resched_;
-}
-
 void Task::ScheduleAwaiter::await_suspend(std::coroutine_handle<> h) {
   p->cont_ = h;
   p->wait_ = Wait::kSwitch;
@@ -101,31 +97,6 @@ void Scheduler::SliceEnded(Cpu& cpu, Task& p) {
   cpu.SetNeedResched();
 }
 
-Cpu::WorkAwaiter Scheduler::BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* activate) {
-  if (woken != nullptr) *woken = false;
-  *activate = false;
-  const SchedCosts& costs = waker.sched_costs();
-  if (p.state_ == Task::State::kRunning || p.state_ == Task::State::kDead) {
-    ++fast_wakeups_;
-    return waker.Run(costs.try_to_wake_up_fast);
-  }
-  p.state_ = Task::State::kRunning;
-  if (woken != nullptr) *woken = true;
-  if (p.on_rq_) {
-    // ttwu_runnable(): still on its runqueue (or running): only the state.
-    ++fast_wakeups_;
-    return waker.Run(costs.try_to_wake_up_fast);
-  }
-  ++wakeups_;
-  ++p.wakeups_;
-  *activate = true;
-  return waker.Run(costs.try_to_wake_up);
-}
-
-bool Scheduler::SpinsOnCpu(const Task& p) const {
-  return ttwu_spins_on_cpu_ && p.on_cpu_ && !p.on_rq_ && p.state_ != Task::State::kRunning &&
-         p.state_ != Task::State::kDead;
-}
 
 sim::Task Scheduler::WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken) {
   p.state_ = Task::State::kRunning;

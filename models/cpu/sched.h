@@ -191,7 +191,10 @@ class Scheduler {
   // Whether a wake-up of `p` now finds it switching out under
   // set_ttwu_spins_on_cpu(true), and WakeUpSwitchingOut, that wake-up:
   // spin until p's switch ends, then the wake-up's cost and the enqueue.
-  bool SpinsOnCpu(const Task& p) const;
+  bool SpinsOnCpu(const Task& p) const {
+    return ttwu_spins_on_cpu_ && p.on_cpu_ && !p.on_rq_ && p.state_ != Task::State::kRunning &&
+           p.state_ != Task::State::kDead;
+  }
   sim::Task WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken);
 
   // ---- The core's steps that call the policy (SchedCore) ----
@@ -277,6 +280,27 @@ class PinnedFifoScheduler final : public SchedCore<PinnedFifoScheduler> {
 
 // The policies a scenario can name: "pinned" and "fair".
 std::vector<std::string> SchedulerNames();
+
+inline Cpu::WorkAwaiter Scheduler::BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* activate) {
+  if (woken != nullptr) *woken = false;
+  *activate = false;
+  const SchedCosts& costs = waker.sched_costs();
+  if (p.state_ == Task::State::kRunning || p.state_ == Task::State::kDead) {
+    ++fast_wakeups_;
+    return waker.Run(costs.try_to_wake_up_fast);
+  }
+  p.state_ = Task::State::kRunning;
+  if (woken != nullptr) *woken = true;
+  if (p.on_rq_) {
+    // ttwu_runnable(): still on its runqueue (or running): only the state.
+    ++fast_wakeups_;
+    return waker.Run(costs.try_to_wake_up_fast);
+  }
+  ++wakeups_;
+  ++p.wakeups_;
+  *activate = true;
+  return waker.Run(costs.try_to_wake_up);
+}
 
 }  // namespace models
 

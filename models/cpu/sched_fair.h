@@ -133,13 +133,15 @@ class FairScheduler final : public SchedCore<FairScheduler> {
   Rq& RqOf(const Cpu& cpu) const { return RqOf(cpu.id()); }
   Rq& RqOf(int id) const { return *rqs_[static_cast<size_t>(id)]; }
   int NrOf(const Rq& rq) const;
+  // The steps marked always_inline run on nearly every context switch;
+  // inlined, they save the calls (docs/speed.md).
   [[gnu::always_inline]] void AddNr(Rq& rq, int delta);
   void Count(const Rq& rq, int idle, int overloaded);
   // The counts of `rq`'s domain `d` (0: its LLC, 1: the rest of its
   // socket, 2: the other sockets), `rq` itself left out.
-  Counts DomainCounts(const Rq& rq, int d) const;
+  [[gnu::always_inline]] inline Counts DomainCounts(const Rq& rq, int d) const;
   sim::Time CurrVruntime(const Rq& rq) const;
-  void UpdateMinVruntime(Rq& rq);
+  [[gnu::always_inline]] inline void UpdateMinVruntime(Rq& rq);
   sim::Time Slice(int nr_running) const;
   // The runqueue (a binary min-heap on (vruntime, seq)).
   void Push(Rq& rq, Task& p);

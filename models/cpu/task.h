@@ -125,6 +125,10 @@ class Task {
   std::vector<int> allowed_;
 };
 
+inline bool Task::ScheduleAwaiter::await_ready() const noexcept {
+  return p->state_ == State::kRunning && !p->cpu_->need_resched_;
+}
+
 }  // namespace models
 
 #endif  // VIOSIM_MODELS_CPU_TASK_H_
