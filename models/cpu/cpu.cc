@@ -341,10 +341,9 @@ std::coroutine_handle<> Cpu::OnSwitchDone() {
     next->on_cpu_ = true;
     next->exec_start_ = sim_->Now();
     next->run_delay_ += sim_->Now() - next->enqueued_at_;
-    ArmSlice(sched_->SliceOf(*this, *next));
   }
   Account();
-  sched_->FinishSwitch(*this, prev);
+  sched_->FinishSwitch(*this, prev, next);  // next's slice, then prev's end
   // A pending interrupt first (both are wakeups, run in order), then the
   // task switched in.
   if (CanTakeIrq()) KickIrq();

@@ -204,8 +204,9 @@ class Scheduler {
   // __schedule() on `cpu` for its current task `prev` (voluntary when it
   // sleeps, involuntary when preempted).
   virtual void Switch(Cpu& cpu, bool preempt) = 0;
-  // finish_task_switch(): `prev` is off its CPU.
-  virtual void FinishSwitch(Cpu& cpu, Task* prev) = 0;
+  // The end of a context switch on `cpu`: `next` (if any) starts its time
+  // slice, and finish_task_switch(): `prev` is off its CPU.
+  virtual void FinishSwitch(Cpu& cpu, Task* prev, Task* next) = 0;
   // Makes a sleeping task runnable on a CPU (ttwu_do_activate).
   virtual void Activate(Task& p, Cpu* waker) = 0;
   // A CPU with nothing running picks its next task.
@@ -238,7 +239,7 @@ class SchedCore : public Scheduler {
   Class& self() { return static_cast<Class&>(*this); }
   void EndWakeUp(Task& p, Cpu& waker) final;
   void Switch(Cpu& cpu, bool preempt) final;
-  void FinishSwitch(Cpu& cpu, Task* prev) final;
+  void FinishSwitch(Cpu& cpu, Task* prev, Task* next) final;
   void Activate(Task& p, Cpu* waker) final;
   void PickOnIdle(Cpu& cpu) final;
 };

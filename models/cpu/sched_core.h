@@ -100,7 +100,8 @@ void SchedCore<Class>::Switch(Cpu& cpu, bool preempt) {
 }
 
 template <class Class>
-void SchedCore<Class>::FinishSwitch(Cpu& cpu, Task* prev) {
+void SchedCore<Class>::FinishSwitch(Cpu& cpu, Task* prev, Task* next) {
+  if (next != nullptr) cpu.ArmSlice(self().SliceOf(cpu, *next));
   if (prev == nullptr) return;
   prev->on_cpu_ = false;
   for (std::coroutine_handle<> h : prev->on_cpu_waiters_) sim().Wake(h);

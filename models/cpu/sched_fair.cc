@@ -320,7 +320,13 @@ void FairScheduler::DequeueTask(Cpu& cpu, Task& p) {
   p.vruntime_ -= rq.min_vruntime;
 }
 
-Task* FairScheduler::PickNextTask(Cpu& cpu) {
+// PickNextTask and StopRunning run on nearly every context switch and are
+// inlined into the core's schedule() (sched_core.h, compiled in this file).
+// GCC warns that a function not declared inline might not be inlinable;
+// here it always is.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wattributes"
+[[gnu::always_inline]] Task* FairScheduler::PickNextTask(Cpu& cpu) {
   Rq& rq = RqOf(cpu);
   if (rq.heap.empty()) return nullptr;
   UpdateMinVruntime(rq);
@@ -343,7 +349,7 @@ bool FairScheduler::CheckPreemptCurr(Cpu& cpu, Task& curr, Task& woken) {
 
 void FairScheduler::StartRunning(Cpu& cpu, Task& p) { RqOf(cpu).curr = &p; }
 
-void FairScheduler::StopRunning(Cpu& cpu, Task& p, sim::Time ran) {
+[[gnu::always_inline]] void FairScheduler::StopRunning(Cpu& cpu, Task& p, sim::Time ran) {
   Rq& rq = RqOf(cpu);
   // update_curr() and update_min_vruntime() with p's run up to now.
   p.vruntime_ += ran;
@@ -352,6 +358,7 @@ void FairScheduler::StopRunning(Cpu& cpu, Task& p, sim::Time ran) {
   rq.curr = nullptr;
   AddNr(rq, -1);
 }
+#pragma GCC diagnostic pop
 
 void FairScheduler::SwitchedOut(Cpu& cpu, Task& prev) {
   // A preempted task could not be pulled while it was switching out.

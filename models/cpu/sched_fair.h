@@ -144,7 +144,7 @@ class FairScheduler final : public SchedCore<FairScheduler> {
   [[gnu::always_inline]] inline void UpdateMinVruntime(Rq& rq);
   sim::Time Slice(int nr_running) const;
   // The runqueue (a binary min-heap on (vruntime, seq)).
-  void Push(Rq& rq, Task& p);
+  [[gnu::always_inline]] inline void Push(Rq& rq, Task& p);
   void Remove(Rq& rq, Task& p);
   void SiftUp(Rq& rq, size_t i);
   void SiftDown(Rq& rq, size_t i);
