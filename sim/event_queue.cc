@@ -17,6 +17,7 @@ void EventQueue::DropWheel() {
   nodes_.clear();
   free_ = -1;
   far_.clear();
+  far_t_ = INT64_MAX;
   outside_ = 0;
   wheel_ = false;
   heap_limit_ = kToWheel;
@@ -70,6 +71,7 @@ void EventQueue::PushWheel(Entry e) {
   }
   far_.push_back(e);
   SiftUp(far_.data(), far_.size() - 1, e);
+  far_t_ = far_[0].t;
 }
 
 void EventQueue::PushSlow(int64_t t, uint64_t seq, void* h, int64_t now) {
@@ -145,6 +147,7 @@ bool EventQueue::PopFar(int64_t limit, Entry* out) {
   *out = far_[0];
   PopFrom(far_.data(), far_.size());
   far_.pop_back();
+  far_t_ = far_.empty() ? INT64_MAX : far_[0].t;
   cur_ = std::max(cur_, BucketOf(out->t));
   if (--outside_ < kToHeap) ToHeap();
   return true;

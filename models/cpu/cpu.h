@@ -326,7 +326,8 @@ class Cpu {
   void FreezeCurrent();
   void ThawCurrent();
   bool CanTakeIrq() const {
-    return !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_ && !pending_.empty();
+    // The pending handlers first: nearly always none.
+    return !pending_.empty() && !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_;
   }
   void EndDirect();
   void KickIrq();

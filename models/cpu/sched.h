@@ -241,6 +241,11 @@ class SchedCore : public Scheduler {
   void Switch(Cpu& cpu, bool preempt) final;
   void FinishSwitch(Cpu& cpu, Task* prev, Task* next) final;
   void Activate(Task& p, Cpu* waker) final;
+  // FinishSwitch's rare cases, out of line so that its common one saves
+  // fewer registers: wakers spinning on prev's on_cpu, and a wake-up that
+  // came while prev was switching out.
+  [[gnu::noinline]] void WakeOnCpuWaiters(Task& prev);
+  [[gnu::noinline]] void ActivateAfterSwitch(Task& prev, Cpu& cpu);
   void PickOnIdle(Cpu& cpu) final;
 };
 

@@ -104,13 +104,21 @@ void SchedCore<Class>::FinishSwitch(Cpu& cpu, Task* prev, Task* next) {
   if (next != nullptr) cpu.ArmSlice(self().SliceOf(cpu, *next));
   if (prev == nullptr) return;
   prev->on_cpu_ = false;
-  for (std::coroutine_handle<> h : prev->on_cpu_waiters_) sim().Wake(h);
-  prev->on_cpu_waiters_.clear();
+  if (!prev->on_cpu_waiters_.empty()) [[unlikely]] WakeOnCpuWaiters(*prev);
   self().SwitchedOut(cpu, *prev);
-  if (prev->wake_pending_) {
-    prev->wake_pending_ = false;
-    Activate(*prev, &cpu);
-  }
+  if (prev->wake_pending_) [[unlikely]] ActivateAfterSwitch(*prev, cpu);
+}
+
+template <class Class>
+void SchedCore<Class>::WakeOnCpuWaiters(Task& prev) {
+  for (std::coroutine_handle<> h : prev.on_cpu_waiters_) sim().Wake(h);
+  prev.on_cpu_waiters_.clear();
+}
+
+template <class Class>
+void SchedCore<Class>::ActivateAfterSwitch(Task& prev, Cpu& cpu) {
+  prev.wake_pending_ = false;
+  Activate(prev, &cpu);
 }
 
 template <class Class>
