@@ -48,7 +48,9 @@ FairScheduler::FairScheduler(sim::Simulator& sim, const FairParams& params)
       latency_(params.sched_latency),
       min_gran_(params.min_granularity),
       wakeup_gran_(params.wakeup_granularity),
-      balance_tick_(Callback::Bind<&FairScheduler::OnBalanceTick>(this)) {}
+      balance_tick_(Callback::Bind<&FairScheduler::OnBalanceTick>(this)) {
+  SetSlices();
+}
 
 FairScheduler::~FairScheduler() = default;
 
@@ -60,6 +62,7 @@ void FairScheduler::Build() {
   latency_ = params_.sched_latency * factor;
   min_gran_ = params_.min_granularity * factor;
   wakeup_gran_ = params_.wakeup_granularity * factor;
+  SetSlices();
   for (Cpu* c : by_id) {
     const size_t id = static_cast<size_t>(c->id());
     if (id >= rqs_.size()) {
@@ -176,8 +179,12 @@ void FairScheduler::UpdateMinVruntime(Rq& rq) {
 }
 
 sim::Time FairScheduler::Slice(int nr_running) const {
-  if (nr_running <= 1) return latency_;
+  if (static_cast<unsigned>(nr_running) < kSlices) return slices_[static_cast<size_t>(nr_running)];
   return std::max(latency_ / nr_running, min_gran_);
+}
+void FairScheduler::SetSlices() {
+  slices_[0] = slices_[1] = latency_;
+  for (int n = 2; n < kSlices; ++n) slices_[static_cast<size_t>(n)] = std::max(latency_ / n, min_gran_);
 }
 
 // ---- The runqueue ----

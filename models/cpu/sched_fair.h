@@ -40,6 +40,7 @@
 #ifndef VIOSIM_MODELS_CPU_SCHED_FAIR_H_
 #define VIOSIM_MODELS_CPU_SCHED_FAIR_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -162,6 +163,11 @@ class FairScheduler final : public SchedCore<FairScheduler> {
 
   FairParams params_;
   sim::Time latency_, min_gran_, wakeup_gran_;
+  // Slice(n) for n < kSlices, set with latency_ and min_gran_ (SetSlices):
+  // a switch reads its slice instead of dividing.
+  static constexpr int kSlices = 64;
+  std::array<sim::Time, kSlices> slices_;
+  void SetSlices();
   std::vector<std::unique_ptr<Rq>> rqs_;  // by CPU id
   std::vector<int> nr_;                   // nr_running, by CPU id
   size_t built_ = 0;                      // cpus().size() at the last Build()
