@@ -138,6 +138,39 @@ class Callback {
   std::coroutine_handle<> h_;
 };
 
+// A Callback whose frame is a member of its owner, for an owner that never
+// moves (a CPU): no allocation of its own, and the event that calls it
+// finds the owner's fields on the frame's cache lines. Neither copied nor
+// moved. Another compiler gets a Callback.
+template <class T, auto F>
+class InlineCallback {
+  // kCallbackHasFrame, made to depend on T so that the branch not taken
+  // is not compiled.
+  static constexpr bool kFrame = kCallbackHasFrame && !std::is_void_v<T>;
+
+ public:
+  explicit InlineCallback(T* obj) {
+    if constexpr (kFrame) {
+      s_ = {&internal::CallbackResume<T, F>, &internal::CallbackDestroy, obj};
+    } else {
+      s_ = Callback::Bind<F>(obj);
+    }
+  }
+  InlineCallback(const InlineCallback&) = delete;
+  InlineCallback& operator=(const InlineCallback&) = delete;
+
+  std::coroutine_handle<> handle() {
+    if constexpr (kFrame) {
+      return std::coroutine_handle<>::from_address(&s_);
+    } else {
+      return s_.handle();
+    }
+  }
+
+ private:
+  std::conditional_t<kFrame, internal::CallbackFrame, Callback> s_{};
+};
+
 }  // namespace models
 
 #endif  // VIOSIM_MODELS_CPU_CALLBACK_H_

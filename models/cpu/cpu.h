@@ -386,6 +386,10 @@ class Cpu {
   int irq_off_depth_ = 0;
   int preempt_count_ = 0;
   int exit_depth_ = 0;
+  // The two events of every context switch, their frames beside the state
+  // above: the end of a task's work (or its switch-in) and of a switch.
+  InlineCallback<Cpu, &Cpu::OnTaskEvent> task_timer_{this};
+  InlineCallback<Cpu, &Cpu::OnSwitchDone> switch_done_{this};
   sim::StateOccupancy acct_;
 
   int id_;
@@ -399,10 +403,8 @@ class Cpu {
   uint64_t irqs_taken_ = 0;
   uint64_t switches_ = 0;
 
-  Callback task_timer_;
   Callback spin_wake_;
   Callback irq_kick_;
-  Callback switch_done_;
   Callback slice_timer_;
   Callback resched_kick_;
   sim::Time slice_end_ = sim::Time::Max();

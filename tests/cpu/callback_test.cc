@@ -1,6 +1,7 @@
 // Callback: both of its forms (the three-word frame and the coroutine) call
 // their member function once per resumption, at the times scheduled, and a
-// callback returning a handle runs that coroutine at once.
+// callback returning a handle runs that coroutine at once. InlineCallback
+// does the same from a frame inside its owner.
 #include "models/cpu/callback.h"
 
 #include <coroutine>
@@ -88,6 +89,41 @@ TEST_P(CallbackTest, AReturnedHandleRunsAtOnce) {
   sim.RunUntil(sim::Time::Micros(10));
   EXPECT_EQ(h.calls, 2);
   EXPECT_EQ(ran, std::vector<sim::Time>{sim::Time::Micros(5)});
+}
+
+// An owner that never moves, its callbacks' frames inside it.
+struct Owner {
+  explicit Owner(sim::Simulator* s) : counter{s, {}}, handoff{s, {}} {}
+  Counter counter;
+  Handoff handoff;
+  InlineCallback<Counter, &Counter::Fire> fire{&counter};
+  InlineCallback<Handoff, &Handoff::Fire> pass{&handoff};
+};
+
+TEST(InlineCallbackTest, CallsTheFunctionOncePerResumptionFromInsideItsOwner) {
+  sim::Simulator sim;
+  Owner o(&sim);
+  if constexpr (kCallbackHasFrame) {
+    // The handle is the frame's address, inside the owner.
+    const auto* at = static_cast<const char*>(o.fire.handle().address());
+    EXPECT_GE(at, reinterpret_cast<const char*>(&o));
+    EXPECT_LT(at, reinterpret_cast<const char*>(&o + 1));
+  }
+  EXPECT_EQ(o.fire.handle(), o.fire.handle());
+  sim.ScheduleAt(sim::Time::Micros(3), o.fire.handle());
+  sim.RunUntil(sim::Time::Micros(10));
+  sim.Wake(o.fire.handle());
+  sim.RunUntil(sim::Time::Micros(20));
+  EXPECT_EQ(o.counter.calls, (std::vector<sim::Time>{sim::Time::Micros(3), sim::Time::Micros(10)}));
+
+  std::vector<sim::Time> ran;
+  sim.Spawn(Waiter(sim, &o.handoff.next, &ran));
+  sim.RunUntil(sim::Time::Micros(21));
+  sim.ScheduleAt(sim::Time::Micros(25), o.pass.handle());
+  sim.ScheduleAt(sim::Time::Micros(27), o.pass.handle());
+  sim.RunUntil(sim::Time::Micros(30));
+  EXPECT_EQ(o.handoff.calls, 2);
+  EXPECT_EQ(ran, std::vector<sim::Time>{sim::Time::Micros(25)});
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, CallbackTest, ::testing::Values(true, false),
