@@ -120,7 +120,11 @@ class EventQueue {
     if (nodes[n].e.t > limit) return false;
     *out = nodes[n].e;
     *best = nodes[n].next;
-    if (heads_[slot] < 0) bits_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+    if (const int32_t h = heads_[slot]; h < 0) {
+      bits_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+    } else {
+      __builtin_prefetch(&nodes[h]);  // the next removal starts its scan there
+    }
     nodes[n].next = free_;
     free_ = n;
     cur_ = bucket;
