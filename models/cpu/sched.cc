@@ -9,10 +9,12 @@ namespace models {
 // ---- Task ----
 
 Task::Task(std::string name, std::vector<int> allowed)
-    : spin_wake_(Callback::Bind<&Task::OnSpinWake>(this)), name_(std::move(name)), allowed_(std::move(allowed)) {}
+    : spin_wake_(Callback::Bind<&Task::OnSpinWake>(this)),
+      any_cpu_(allowed.empty()),
+      name_(std::move(name)),
+      allowed_(std::move(allowed)) {}
 
-bool Task::AllowedOn(int cpu) const {
-  if (allowed_.empty()) return true;
+bool Task::AllowedOnList(int cpu) const {
   for (int c : allowed_) {
     if (c == cpu) return true;
   }

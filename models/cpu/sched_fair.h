@@ -128,7 +128,7 @@ class FairScheduler final : public SchedCore<FairScheduler> {
     int idle = 0;
     int overloaded = 0;
   };
-  static bool Allowed(const Task& p, int cpu) { return p.allowed().empty() || p.AllowedOn(cpu); }
+  static bool Allowed(const Task& p, int cpu) { return p.AllowedOn(cpu); }
   // Makes the runqueues and domains for the CPUs added so far.
   void Build();
   Rq& RqOf(const Cpu& cpu) const { return RqOf(cpu.id()); }

@@ -50,7 +50,7 @@ class Task {
   // set_current_state() / __set_current_state().
   void SetState(State s) { state_ = s; }
   const std::vector<int>& allowed() const { return allowed_; }
-  bool AllowedOn(int cpu) const;
+  bool AllowedOn(int cpu) const { return any_cpu_ || AllowedOnList(cpu); }
   // On a runqueue or running (p->on_rq), and on a CPU (p->on_cpu).
   bool on_rq() const { return on_rq_; }
   bool on_cpu() const { return on_cpu_; }
@@ -104,6 +104,9 @@ class Task {
   bool on_rq_ = false;
   bool on_cpu_ = false;
   bool wake_pending_ = false;  // woken while switching out
+  // allowed_ is empty: every CPU (read on every wake-up and balance, so
+  // kept here rather than with the list at the object's end).
+  bool any_cpu_;
   // Wakers spinning until this task's switch out has ended (their
   // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).
   std::vector<std::coroutine_handle<>> on_cpu_waiters_;
@@ -121,6 +124,7 @@ class Task {
 
  private:
   void OnSpinWake();
+  bool AllowedOnList(int cpu) const;
   std::string name_;
   std::vector<int> allowed_;
 };
