@@ -26,12 +26,6 @@ void Task::ResetStats() {
   runtime_ = run_delay_ = sim::Time::Zero();
 }
 
-void Task::ScheduleAwaiter::await_suspend(std::coroutine_handle<> h) {
-  p->cont_ = h;
-  p->wait_ = Wait::kSwitch;
-  p->sched_->Switch(*p->cpu_, /*preempt=*/false);
-}
-
 // ---- The core (its steps that call the policy: sched_core.h) ----
 
 void Scheduler::AddCpu(Cpu& cpu) {

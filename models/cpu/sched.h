@@ -287,6 +287,12 @@ class PinnedFifoScheduler final : public SchedCore<PinnedFifoScheduler> {
 // The policies a scenario can name: "pinned" and "fair".
 std::vector<std::string> SchedulerNames();
 
+inline void Task::ScheduleAwaiter::await_suspend(std::coroutine_handle<> h) {
+  p->cont_ = h;
+  p->wait_ = Task::Wait::kSwitch;
+  p->sched_->Switch(*p->cpu_, /*preempt=*/false);
+}
+
 inline Cpu::WorkAwaiter Scheduler::BeginWakeUp(Task& p, Cpu& waker, bool* woken, bool* activate) {
   if (woken != nullptr) *woken = false;
   *activate = false;

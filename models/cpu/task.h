@@ -66,7 +66,8 @@ class Task {
   struct ScheduleAwaiter {
     Task* p;
     bool await_ready() const noexcept;
-    void await_suspend(std::coroutine_handle<> h);
+    // Defined in sched.h (it calls the scheduler): include it to sleep.
+    inline void await_suspend(std::coroutine_handle<> h);
     void await_resume() const noexcept {}
   };
   ScheduleAwaiter Schedule() { return ScheduleAwaiter{this}; }
