@@ -9,8 +9,8 @@ namespace models {
 // ---- Task ----
 
 Task::Task(std::string name, std::vector<int> allowed)
-    : spin_wake_(Callback::Bind<&Task::OnSpinWake>(this)),
-      any_cpu_(allowed.empty()),
+    : any_cpu_(allowed.empty()),
+      spin_wake_(Callback::Bind<&Task::OnSpinWake>(this)),
       name_(std::move(name)),
       allowed_(std::move(allowed)) {}
 

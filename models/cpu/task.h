@@ -90,17 +90,13 @@ class Task {
     kSignal,  // SpinUntil: resumes when spin_wake_ fires
     kSwitch,  // switched out in Schedule(); resumes when switched in
   };
+  // Read or written on nearly every switch and wake-up, so together at the
+  // object's start (a few cache lines); the rest after them.
   std::coroutine_handle<> cont_;
   Wait wait_ = Wait::kNone;
   bool frozen_ = false;    // kWork: left_ holds what remains
   bool deferred_ = false;  // kAt/kSignal: due while a handler ran or switched out
-  sim::Time due_;
-  sim::Time left_;
   CpuTime mode_ = CpuTime::kSystem;
-  Callback spin_wake_;  // SpinUntil's resumption, routed through the CPU
-
-  Scheduler* sched_ = nullptr;
-  Cpu* cpu_ = nullptr;
   State state_ = State::kRunning;
   bool on_rq_ = false;
   bool on_cpu_ = false;
@@ -108,10 +104,11 @@ class Task {
   // allowed_ is empty: every CPU (read on every wake-up and balance, so
   // kept here rather than with the list at the object's end).
   bool any_cpu_;
-  // Wakers spinning until this task's switch out has ended (their
-  // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).
-  std::vector<std::coroutine_handle<>> on_cpu_waiters_;
   bool started_ = false;
+  sim::Time due_;
+  sim::Time left_;
+  Scheduler* sched_ = nullptr;
+  Cpu* cpu_ = nullptr;
   sim::Time exec_start_;      // when it last got a CPU
   sim::Time enqueued_at_;     // when it last became runnable and waiting
   // Policy data (CFS's sched_entity; the FIFO policy's list link).
@@ -122,6 +119,10 @@ class Task {
 
   uint64_t nvcsw_ = 0, nivcsw_ = 0, wakeups_ = 0, migrations_ = 0;
   sim::Time runtime_, run_delay_;
+  // Wakers spinning until this task's switch out has ended (their
+  // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).
+  std::vector<std::coroutine_handle<>> on_cpu_waiters_;
+  Callback spin_wake_;  // SpinUntil's resumption, routed through the CPU
 
  private:
   void OnSpinWake();
