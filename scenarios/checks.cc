@@ -693,8 +693,8 @@ absl::Status CheckStackAndJobs(const Scenario& s, const fio::JobFile& jobs, std:
 // The job file of a scenario's fio workload, as the builder reads it.
 absl::StatusOr<fio::JobFile> ScenarioJobs(const ScenarioFile& file, const Scenario& s, Checker& c) {
   const Workload::Fio& w = s.workload().fio();
-  std::string dir = std::filesystem::path(file.path).parent_path().string();
-  if (dir.empty()) dir = ".";
+  const std::filesystem::path parent = std::filesystem::path(file.path).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
   const std::string path = w.job_file()[0] == '/' ? w.job_file() : absl::StrCat(dir, "/", w.job_file());
   absl::StatusOr<std::string> text = ReadInputFile(path, "fio job file");
   if (!text.ok()) {
