@@ -259,6 +259,30 @@ void FairScheduler::Remove(Rq& rq, Task& p) {
 
 // ---- The policy ----
 
+Cpu* FairScheduler::IdleSibling(const Rq& rq, const Task& p) const {
+  // select_idle_sibling(): an idle CPU sharing the LLC.
+  for (int id : rq.domain[0]) {
+    if (nr_[static_cast<size_t>(id)] == 0 && Allowed(p, id)) return RqOf(id).cpu;
+  }
+  return nullptr;
+}
+
+Cpu* FairScheduler::FewestRunnable(const Task& p) const {
+  // A new task (or one whose CPU it may no longer use): the CPU with the
+  // fewest runnable tasks, the first of equals.
+  Cpu* target = nullptr;
+  int best = 0;
+  for (Cpu* c : cpus()) {
+    if (!Allowed(p, c->id())) continue;
+    const int nr = nr_[static_cast<size_t>(c->id())];
+    if (target == nullptr || nr < best) {
+      target = c;
+      best = nr;
+    }
+  }
+  return target == nullptr ? cpus().front() : target;
+}
+
 Cpu& FairScheduler::SelectTaskRq(Task& p, Cpu* waker) {
   if (cpus().size() != built_) Build();
   Cpu* prev = p.cpu();
@@ -268,30 +292,11 @@ Cpu& FairScheduler::SelectTaskRq(Task& p, Cpu* waker) {
     if (nr_[static_cast<size_t>(pr.id)] == 0 && Allowed(p, pr.id)) {
       target = prev;
     } else if (DomainCounts(pr, 0).idle > 0) {
-      // select_idle_sibling(): an idle CPU sharing the LLC.
-      for (int id : pr.domain[0]) {
-        if (nr_[static_cast<size_t>(id)] == 0 && Allowed(p, id)) {
-          target = RqOf(id).cpu;
-          break;
-        }
-      }
+      target = IdleSibling(pr, p);
     }
     if (target == nullptr && Allowed(p, pr.id)) target = prev;
   }
-  if (target == nullptr) {
-    // A new task (or one whose CPU it may no longer use): the CPU with the
-    // fewest runnable tasks, the first of equals.
-    int best = 0;
-    for (Cpu* c : cpus()) {
-      if (!Allowed(p, c->id())) continue;
-      const int nr = nr_[static_cast<size_t>(c->id())];
-      if (target == nullptr || nr < best) {
-        target = c;
-        best = nr;
-      }
-    }
-    if (target == nullptr) target = cpus().front();
-  }
+  if (target == nullptr) target = FewestRunnable(p);
   if (prev != nullptr && target != prev) {
     // migrate_task_rq_fair(): vruntime kept relative to min_vruntime.
     p.vruntime_ += RqOf(*target).min_vruntime - RqOf(*prev).min_vruntime;

@@ -152,6 +152,11 @@ class FairScheduler final : public SchedCore<FairScheduler> {
   // A queued task of `from` that may move to `to`: the one that would run
   // last there. Null if none.
   Task* Movable(const Rq& from, const Cpu& to) const;
+  // SelectTaskRq's scans, out of line so that its common case (the task's
+  // own CPU) saves few registers: an idle CPU of rq's LLC p may run on, or
+  // null; the CPU with the fewest runnable tasks p may run on.
+  [[gnu::noinline]] Cpu* IdleSibling(const Rq& rq, const Task& p) const;
+  [[gnu::noinline]] Cpu* FewestRunnable(const Task& p) const;
   // `rq`'s CPU pulls one task from the busiest runqueue, nearest first.
   bool Pull(Rq& rq);
   // A task must wait on `rq`: tell an idle CPU it may run on.
