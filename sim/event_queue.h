@@ -116,7 +116,7 @@ class EventQueue {
       if (Before(nodes[*at].e, nodes[*best].e)) best = at;
     }
     const int32_t n = *best;
-    if (far_t_ <= nodes[n].e.t && Before(far_[0], nodes[n].e)) [[unlikely]] return PopFar(limit, out);
+    if (far_t_ <= nodes[n].e.t && FarFirst(nodes[n].e)) [[unlikely]] return PopFar(limit, out);
     if (nodes[n].e.t > limit) return false;
     *out = nodes[n].e;
     *best = nodes[n].next;
@@ -184,6 +184,9 @@ class EventQueue {
     heads_[slot] = n;
     bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
   }
+  // Whether the far heap's top comes before `e` (false while it is empty,
+  // where far_t_ is INT64_MAX: `e` may be due then too).
+  [[gnu::noinline]] bool FarFirst(const Entry& e) const { return !far_.empty() && Before(far_[0], e); }
   // PopWheel when the far heap's top comes first or the buckets are empty.
   [[gnu::noinline]] bool PopFar(int64_t limit, Entry* out);
   void PushNear(Entry e) {
@@ -231,7 +234,8 @@ class EventQueue {
   int32_t free_ = -1;  // free nodes, linked
   std::vector<Entry> far_;  // a 4-ary heap
   // far_[0].t, or INT64_MAX while far_ is empty: the removal's one compare
-  // with the far heap (its entries are seldom due before the buckets').
+  // with the far heap (its entries are seldom due before the buckets'), the
+  // full one (FarFirst) only when it passes.
   int64_t far_t_ = INT64_MAX;
   int retune_in_ = kRetuneEvery;  // removals from the buckets until ToWheel again
 };

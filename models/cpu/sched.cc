@@ -93,7 +93,6 @@ void Scheduler::SliceEnded(Cpu& cpu, Task& p) {
   cpu.SetNeedResched();
 }
 
-
 sim::Task Scheduler::WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken) {
   p.state_ = Task::State::kRunning;
   if (woken != nullptr) *woken = true;

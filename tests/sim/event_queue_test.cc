@@ -102,6 +102,32 @@ TEST(EventQueueTest, HandsOutEntriesInTimeThenSequenceOrder) {
   }
 }
 
+// Entries at the last representable time (a saturated delay) with the wheel
+// on and nothing in its far heap: the removal's compare with the far heap's
+// earliest time (INT64_MAX while it is empty) must not read an empty heap.
+TEST(EventQueueTest, EntriesAtTheEndOfTimeLeaveInOrderFromTheWheel) {
+  EventQueue q;
+  std::set<Key> expected;
+  const int64_t now = INT64_MAX - 1000;
+  uint64_t seq = 0;
+  const int n = static_cast<int>(EventQueue::kToWheel) + 100;
+  for (int i = 0; i < n; ++i) {
+    const int64_t t = i % 3 == 0 ? INT64_MAX : now + (i * 7) % 1000;
+    q.Push(EventQueue::Entry{t, seq, reinterpret_cast<void*>(static_cast<uintptr_t>(seq) * 8 + 8)}, now);
+    expected.insert({t, seq});
+    ++seq;
+  }
+  ASSERT_TRUE(q.wheel());
+  EventQueue::Entry e{};
+  while (q.PopDue(INT64_MAX, &e)) {
+    ASSERT_FALSE(expected.empty());
+    ASSERT_EQ(Key(e.t, e.seq), *expected.begin());
+    expected.erase(expected.begin());
+  }
+  EXPECT_TRUE(expected.empty());
+  EXPECT_TRUE(q.empty());
+}
+
 // The wheel's buckets are sized from the entries pending when it is set up;
 // entries queued later much further out go to the far heap, and the wheel
 // is set up again from them once its buckets are empty.
