@@ -117,7 +117,7 @@ struct SchedCosts {
   sim::Time wakeup_latency;
 };
 
-class Cpu {
+class alignas(64) Cpu {
  public:
   // Trace process id under which CPUs appear, one track per CPU id.
   static constexpr int kTracePid = 1;
@@ -363,19 +363,15 @@ class Cpu {
   void ResumeThrough(std::coroutine_handle<> h, sim::Time at, bool was_irq);
   void TraceMode();
 
-  // First the state every task wait and every change of mode reads, so
-  // that it shares as few cache lines as it can (a lock-heavy model runs
-  // through it on every acquisition, on every CPU).
+  // The layout follows the events (a CPU is cache-line aligned): the first
+  // line holds what every task wait and every change of mode reads, with
+  // the frame of the event that ends a task's work; the second and third
+  // what a context switch reads and writes, with its frame. A lock-heavy
+  // model runs through the first two on every acquisition, on every CPU.
   sim::Simulator* sim_;
   Task* curr_ = nullptr;
-  // While nothing can interrupt or preempt the task (no interrupt raised
-  // yet, a policy that never preempts a running task), its waits resume it
-  // directly, without the CPU's bookkeeping: direct_h_ resumes at
-  // direct_until_ (work when direct_work_, else a lock hand-off). The first
-  // RaiseIrq turns this off for good and hands the wait in flight to the
-  // CPU (EndDirect), exactly as if it had gone through it.
-  std::coroutine_handle<> direct_h_;
-  sim::Time direct_until_;
+  // The end of a task's work (or its switch-in).
+  InlineCallback<Cpu, &Cpu::OnTaskEvent> task_timer_{this};
   bool direct_ = false;
   bool direct_work_ = false;
   bool in_irq_ = false;
@@ -386,30 +382,36 @@ class Cpu {
   int irq_off_depth_ = 0;
   int preempt_count_ = 0;
   int exit_depth_ = 0;
-  // The two events of every context switch, their frames beside the state
-  // above: the end of a task's work (or its switch-in) and of a switch.
-  InlineCallback<Cpu, &Cpu::OnTaskEvent> task_timer_{this};
+  // While nothing can interrupt or preempt the task (no interrupt raised
+  // yet, a policy that never preempts a running task), its waits resume it
+  // directly, without the CPU's bookkeeping: direct_h_ resumes at
+  // direct_until_ (work when direct_work_, else a lock hand-off). The first
+  // RaiseIrq turns this off for good and hands the wait in flight to the
+  // CPU (EndDirect), exactly as if it had gone through it.
+  std::coroutine_handle<> direct_h_;
+  sim::Time direct_until_;
+  // The end of a context switch, and what it reads.
   InlineCallback<Cpu, &Cpu::OnSwitchDone> switch_done_{this};
+  Scheduler* sched_ = nullptr;
+  Task* switch_to_ = nullptr;
+  Task* switch_from_ = nullptr;
+  uint64_t switches_ = 0;
+  sim::Time slice_end_ = sim::Time::Max();
+  sim::Time slice_timer_at_ = sim::Time::Max();  // the pending slice_timer_ event
   sim::StateOccupancy acct_;
 
   int id_;
   std::string name_;
   CpuPlace place_;
   SchedCosts sched_costs_;
-  Scheduler* sched_ = nullptr;
-  Task* switch_to_ = nullptr;
   bool irq_kick_pending_ = false;
   std::deque<sim::Task> pending_;
   uint64_t irqs_taken_ = 0;
-  uint64_t switches_ = 0;
 
   Callback spin_wake_;
   Callback irq_kick_;
   Callback slice_timer_;
   Callback resched_kick_;
-  sim::Time slice_end_ = sim::Time::Max();
-  sim::Time slice_timer_at_ = sim::Time::Max();  // the pending slice_timer_ event
-  Task* switch_from_ = nullptr;
 
   sim::StateOccupancy irq_off_;  // 0: enabled, 1: disabled
   int traced_mode_ = -1;

@@ -100,7 +100,10 @@ sim::Task Scheduler::WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken) {
   struct SwitchedOut {
     Task* p;
     bool await_ready() const noexcept { return !p->on_cpu_; }
-    void await_suspend(std::coroutine_handle<> h) { p->on_cpu_waiters_.push_back(h); }
+    void await_suspend(std::coroutine_handle<> h) {
+      p->on_cpu_waiters_.push_back(h);
+      p->on_cpu_waited_ = true;
+    }
     void await_resume() const noexcept {}
   };
   co_await waker.SpinUntil(SwitchedOut{&p}, CpuTime::kSpin);

@@ -104,7 +104,7 @@ void SchedCore<Class>::FinishSwitch(Cpu& cpu, Task* prev, Task* next) {
   if (next != nullptr) cpu.ArmSlice(self().SliceOf(cpu, *next));
   if (prev == nullptr) return;
   prev->on_cpu_ = false;
-  if (!prev->on_cpu_waiters_.empty()) [[unlikely]] WakeOnCpuWaiters(*prev);
+  if (prev->on_cpu_waited_) [[unlikely]] WakeOnCpuWaiters(*prev);
   self().SwitchedOut(cpu, *prev);
   if (prev->wake_pending_) [[unlikely]] ActivateAfterSwitch(*prev, cpu);
 }
@@ -113,6 +113,7 @@ template <class Class>
 void SchedCore<Class>::WakeOnCpuWaiters(Task& prev) {
   for (std::coroutine_handle<> h : prev.on_cpu_waiters_) sim().Wake(h);
   prev.on_cpu_waiters_.clear();
+  prev.on_cpu_waited_ = false;
 }
 
 template <class Class>

@@ -32,7 +32,7 @@ namespace models {
 
 class Scheduler;
 
-class Task {
+class alignas(64) Task {
  public:
   // TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE, and a task whose
   // body has returned (TASK_DEAD).
@@ -90,8 +90,9 @@ class Task {
     kSignal,  // SpinUntil: resumes when spin_wake_ fires
     kSwitch,  // switched out in Schedule(); resumes when switched in
   };
-  // Read or written on nearly every switch and wake-up, so together at the
-  // object's start (a few cache lines); the rest after them.
+  // Read or written on nearly every switch and wake-up, so together in the
+  // object's first two cache lines (a task is cache-line aligned); the rest
+  // after them.
   std::coroutine_handle<> cont_;
   Wait wait_ = Wait::kNone;
   bool frozen_ = false;    // kWork: left_ holds what remains
@@ -105,20 +106,23 @@ class Task {
   // kept here rather than with the list at the object's end).
   bool any_cpu_;
   bool started_ = false;
+  bool on_cpu_waited_ = false;  // on_cpu_waiters_ is not empty
+  int rq_index_ = -1;
   sim::Time due_;
-  sim::Time left_;
   Scheduler* sched_ = nullptr;
   Cpu* cpu_ = nullptr;
   sim::Time exec_start_;      // when it last got a CPU
   sim::Time enqueued_at_;     // when it last became runnable and waiting
-  // Policy data (CFS's sched_entity; the FIFO policy's list link).
+  // Policy data (CFS's sched_entity; the FIFO policy's list link), then the
+  // statistics a switch or a wake-up counts.
   sim::Time vruntime_;
-  Task* rq_next_ = nullptr;
   uint64_t rq_seq_ = 0;
-  int rq_index_ = -1;
-
-  uint64_t nvcsw_ = 0, nivcsw_ = 0, wakeups_ = 0, migrations_ = 0;
+  Task* rq_next_ = nullptr;
   sim::Time runtime_, run_delay_;
+  uint64_t nvcsw_ = 0, nivcsw_ = 0, wakeups_ = 0;
+
+  uint64_t migrations_ = 0;
+  sim::Time left_;
   // Wakers spinning until this task's switch out has ended (their
   // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).
   std::vector<std::coroutine_handle<>> on_cpu_waiters_;
