@@ -43,8 +43,8 @@ const char* CpuDistanceName(CpuDistance d) {
 
 Cpu::Cpu(sim::Simulator& sim, int id, std::string name, CpuPlace place)
     : sim_(&sim),
-      acct_(kCpuTimes, sim.Now(), static_cast<int>(CpuTime::kIdle)),
       id_(id),
+      acct_(kCpuTimes, sim.Now(), static_cast<int>(CpuTime::kIdle)),
       name_(std::move(name)),
       place_(place),
       irq_kick_(Callback::Bind<&Cpu::OnIrqKick>(this)),
@@ -233,6 +233,7 @@ void Cpu::EndExit() {
 
 void Cpu::RaiseIrq(sim::Task handler) {
   pending_.push_back(std::move(handler));
+  ++irqs_pending_;
   if (direct_) EndDirect();
   if (CanTakeIrq()) KickIrq();
 }
@@ -263,6 +264,7 @@ void Cpu::OnIrqKick() {
   if (!CanTakeIrq()) return;
   sim::Task handler = std::move(pending_.front());
   pending_.pop_front();
+  --irqs_pending_;
   in_irq_ = true;
   irq_mode_ = CpuTime::kIrq;
   LocalIrqSave();  // hardirq handlers run with interrupts off

@@ -327,7 +327,7 @@ class alignas(64) Cpu {
   void ThawCurrent();
   bool CanTakeIrq() const {
     // The pending handlers first: nearly always none.
-    return !pending_.empty() && !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_;
+    return irqs_pending_ != 0 && !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_;
   }
   void EndDirect();
   void KickIrq();
@@ -382,6 +382,7 @@ class alignas(64) Cpu {
   int irq_off_depth_ = 0;
   int preempt_count_ = 0;
   int exit_depth_ = 0;
+  int id_;
   // While nothing can interrupt or preempt the task (no interrupt raised
   // yet, a policy that never preempts a running task), its waits resume it
   // directly, without the CPU's bookkeeping: direct_h_ resumes at
@@ -398,9 +399,9 @@ class alignas(64) Cpu {
   uint64_t switches_ = 0;
   sim::Time slice_end_ = sim::Time::Max();
   sim::Time slice_timer_at_ = sim::Time::Max();  // the pending slice_timer_ event
+  int irqs_pending_ = 0;  // pending_.size(), read where pending_ is not
   sim::StateOccupancy acct_;
 
-  int id_;
   std::string name_;
   CpuPlace place_;
   SchedCosts sched_costs_;
