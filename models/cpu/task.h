@@ -108,16 +108,17 @@ class alignas(64) Task {
   bool started_ = false;
   bool on_cpu_waited_ = false;  // on_cpu_waiters_ is not empty
   int rq_index_ = -1;
-  sim::Time due_;
-  Scheduler* sched_ = nullptr;
-  Cpu* cpu_ = nullptr;
-  sim::Time exec_start_;      // when it last got a CPU
-  sim::Time enqueued_at_;     // when it last became runnable and waiting
-  // Policy data (CFS's sched_entity; the FIFO policy's list link), then the
-  // statistics a switch or a wake-up counts.
+  // Policy data (CFS's sched_entity; the FIFO policy's list link): with the
+  // flags above, all that a runqueue's sifts and scans read of a queued task.
   sim::Time vruntime_;
   uint64_t rq_seq_ = 0;
   Task* rq_next_ = nullptr;
+  Scheduler* sched_ = nullptr;
+  Cpu* cpu_ = nullptr;
+  // The task's own times, then the statistics a switch or a wake-up counts.
+  sim::Time due_;
+  sim::Time exec_start_;      // when it last got a CPU
+  sim::Time enqueued_at_;     // when it last became runnable and waiting
   sim::Time runtime_, run_delay_;
   uint64_t nvcsw_ = 0, nivcsw_ = 0, wakeups_ = 0;
 
