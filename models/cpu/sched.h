@@ -44,7 +44,7 @@ namespace models {
 template <class Class>
 class SchedCore;
 
-class Scheduler {
+class alignas(64) Scheduler {
  public:
   explicit Scheduler(sim::Simulator& sim) : sim_(&sim) {}
   virtual ~Scheduler() = default;

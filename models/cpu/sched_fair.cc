@@ -14,18 +14,19 @@ namespace models {
 
 // A CPU's runqueue (struct cfs_rq). Its nr_running is kept apart, in
 // FairScheduler::nr_, where scans over many CPUs read it.
-struct FairScheduler::Rq {
-  Rq(FairScheduler* s, Cpu* c) : sched(s), cpu(c), id(c->id()), kick(Callback::Bind<&Rq::OnKick>(this)) {}
+// Its first cache line holds what every enqueue and pick reads.
+struct alignas(64) FairScheduler::Rq {
+  Rq(FairScheduler* s, Cpu* c) : cpu(c), id(c->id()), sched(s), kick(Callback::Bind<&Rq::OnKick>(this)) {}
   void OnKick() { sched->OnKick(*this); }
 
-  FairScheduler* sched;
   Cpu* cpu;
   int id;
   int llc = 0, socket = 0;  // dense indices into llcs_ and sockets_
+  bool kick_pending = false;
   std::vector<Task*> heap;  // queued tasks, a min-heap on (vruntime, seq)
   Task* curr = nullptr;     // picked to run (cfs_rq->curr)
   sim::Time min_vruntime;
-  bool kick_pending = false;
+  FairScheduler* sched;
   // The other CPUs' ids, nearest first: same LLC, same socket, the rest;
   // each from the next CPU id on, wrapping (for_each_cpu_wrap).
   std::vector<int> domain[3];
@@ -44,10 +45,10 @@ int FairTunableFactor(int ncpus) {
 
 FairScheduler::FairScheduler(sim::Simulator& sim, const FairParams& params)
     : SchedCore(sim),
-      params_(params),
       latency_(params.sched_latency),
       min_gran_(params.min_granularity),
       wakeup_gran_(params.wakeup_granularity),
+      params_(params),
       balance_tick_(Callback::Bind<&FairScheduler::OnBalanceTick>(this)) {
   SetSlices();
 }

@@ -166,25 +166,26 @@ class FairScheduler final : public SchedCore<FairScheduler> {
   void OnBalanceTick();
   void Balance(const std::vector<int>& group);
 
-  FairParams params_;
+  // What every enqueue, pick and balance reads first, together.
+  std::vector<std::unique_ptr<Rq>> rqs_;  // by CPU id
+  std::vector<int> nr_;                   // nr_running, by CPU id
+  std::vector<Counts> llcs_, sockets_;    // by dense LLC and socket index
+  Counts total_;
+  uint64_t seq_ = 0;
+  size_t built_ = 0;                      // cpus().size() at the last Build()
   sim::Time latency_, min_gran_, wakeup_gran_;
+  bool balance_armed_ = false;
+  uint64_t idle_pulls_ = 0, periodic_moves_ = 0;
   // Slice(n) for n < kSlices, set with latency_ and min_gran_ (SetSlices):
   // a switch reads its slice instead of dividing.
   static constexpr int kSlices = 64;
   std::array<sim::Time, kSlices> slices_;
   void SetSlices();
-  std::vector<std::unique_ptr<Rq>> rqs_;  // by CPU id
-  std::vector<int> nr_;                   // nr_running, by CPU id
-  size_t built_ = 0;                      // cpus().size() at the last Build()
-  std::vector<Counts> llcs_, sockets_;    // by dense LLC and socket index
-  Counts total_;
+  FairParams params_;
   // Groups of CPU ids for the periodic balance: each LLC, each socket, the
   // machine.
   std::vector<std::vector<int>> groups_;
-  uint64_t seq_ = 0;
-  bool balance_armed_ = false;
   Callback balance_tick_;
-  uint64_t idle_pulls_ = 0, periodic_moves_ = 0;
 };
 
 // The policy called `name` (one of SchedulerNames()): "pinned" or "fair".
