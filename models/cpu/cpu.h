@@ -400,11 +400,11 @@ class alignas(64) Cpu {
   sim::Time slice_end_ = sim::Time::Max();
   sim::Time slice_timer_at_ = sim::Time::Max();  // the pending slice_timer_ event
   int irqs_pending_ = 0;  // pending_.size(), read where pending_ is not
+  SchedCosts sched_costs_;  // read by every switch and wake-up
   sim::StateOccupancy acct_;
 
   std::string name_;
   CpuPlace place_;
-  SchedCosts sched_costs_;
   bool irq_kick_pending_ = false;
   std::deque<sim::Task> pending_;
   uint64_t irqs_taken_ = 0;
