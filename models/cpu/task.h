@@ -120,9 +120,9 @@ class alignas(64) Task {
   sim::Time exec_start_;      // when it last got a CPU
   sim::Time enqueued_at_;     // when it last became runnable and waiting
   sim::Time runtime_, run_delay_;
-  uint64_t nvcsw_ = 0, nivcsw_ = 0, wakeups_ = 0;
+  uint64_t nvcsw_ = 0, wakeups_ = 0, migrations_ = 0;
 
-  uint64_t migrations_ = 0;
+  uint64_t nivcsw_ = 0;  // preemptions: rarer than the rest
   sim::Time left_;
   // Wakers spinning until this task's switch out has ended (their
   // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).
