@@ -164,19 +164,28 @@ sim::Time FairScheduler::CurrVruntime(const Rq& rq) const {
   return rq.cpu->current() == &c ? c.vruntime_ + (sim().Now() - c.exec_start_) : c.vruntime_;
 }
 
+namespace {
+// The smaller and the larger of two vruntimes by value, which GCC compiles
+// to conditional moves; std::min and std::max return a reference, and
+// their compare became a branch that the order of events makes
+// unpredictable.
+sim::Time Earlier(sim::Time a, sim::Time b) { return b < a ? b : a; }
+sim::Time Later(sim::Time a, sim::Time b) { return a < b ? b : a; }
+}  // namespace
+
 // update_min_vruntime(): the smaller of the current task's and the
 // leftmost queued task's vruntime, never moving back.
 void FairScheduler::UpdateMinVruntime(Rq& rq) {
   sim::Time v;
   if (rq.curr != nullptr) {
     v = CurrVruntime(rq);
-    if (!rq.heap.empty()) v = std::min(v, rq.heap.front()->vruntime_);
+    if (!rq.heap.empty()) v = Earlier(v, rq.heap.front()->vruntime_);
   } else if (!rq.heap.empty()) {
     v = rq.heap.front()->vruntime_;
   } else {
     return;
   }
-  rq.min_vruntime = std::max(rq.min_vruntime, v);
+  rq.min_vruntime = Later(rq.min_vruntime, v);
 }
 
 sim::Time FairScheduler::Slice(int nr_running) const {
@@ -315,7 +324,7 @@ void FairScheduler::EnqueueTask(Cpu& cpu, Task& p, bool wakeup) {
     p.vruntime_ = rq.min_vruntime + (params_.start_debit ? Slice(NrOf(rq) + 1) : sim::Time::Zero());
   } else {
     // place_entity(): the sleeper's credit, half a latency.
-    p.vruntime_ = std::max(p.vruntime_, rq.min_vruntime - latency_ / 2);
+    p.vruntime_ = Later(p.vruntime_, rq.min_vruntime - latency_ / 2);
   }
   Push(rq, p);
   AddNr(rq, +1);
@@ -366,8 +375,8 @@ void FairScheduler::StartRunning(Cpu& cpu, Task& p) { RqOf(cpu).curr = &p; }
   Rq& rq = RqOf(cpu);
   // update_curr() and update_min_vruntime() with p's run up to now.
   p.vruntime_ += ran;
-  const sim::Time v = rq.heap.empty() ? p.vruntime_ : std::min(p.vruntime_, rq.heap.front()->vruntime_);
-  rq.min_vruntime = std::max(rq.min_vruntime, v);
+  const sim::Time v = rq.heap.empty() ? p.vruntime_ : Earlier(p.vruntime_, rq.heap.front()->vruntime_);
+  rq.min_vruntime = Later(rq.min_vruntime, v);
   rq.curr = nullptr;
   AddNr(rq, -1);
 }
