@@ -165,12 +165,16 @@ sim::Time FairScheduler::CurrVruntime(const Rq& rq) const {
 }
 
 namespace {
-// The smaller and the larger of two vruntimes by value, which GCC compiles
-// to conditional moves; std::min and std::max return a reference, and
-// their compare became a branch that the order of events makes
-// unpredictable.
-sim::Time Earlier(sim::Time a, sim::Time b) { return b < a ? b : a; }
-sim::Time Later(sim::Time a, sim::Time b) { return a < b ? b : a; }
+// The smaller and the larger of two vruntimes by value, marked as a coin
+// toss so that GCC compiles them to conditional moves: std::min and
+// std::max return a reference, and their compare became a branch that the
+// order of events makes unpredictable.
+sim::Time Earlier(sim::Time a, sim::Time b) {
+  return sim::Time::Picos(__builtin_expect_with_probability(b.ps() < a.ps(), 1, 0.5) ? b.ps() : a.ps());
+}
+sim::Time Later(sim::Time a, sim::Time b) {
+  return sim::Time::Picos(__builtin_expect_with_probability(a.ps() < b.ps(), 1, 0.5) ? b.ps() : a.ps());
+}
 }  // namespace
 
 // update_min_vruntime(): the smaller of the current task's and the
