@@ -100,9 +100,9 @@ class EventQueue {
     return top;
   }
   [[gnu::always_inline]] bool PopWheel(int64_t limit, Entry* out) {
-    // The current bucket, or the next one holding entries.
-    // The bitmap's word from the current bucket on answers both in most
-    // removals (the next bucket holding entries is seldom 64 away).
+    // The current bucket, or the next one holding entries: the bitmap's
+    // word from the current bucket on answers both in most removals (the
+    // next bucket holding entries is seldom 64 away).
     int slot = static_cast<int>(cur_ & kMask);
     int64_t bucket = cur_;
     if (const uint64_t ahead = bits_[slot >> 6] >> (slot & 63); (ahead & 1) == 0) {

@@ -106,7 +106,9 @@ class alignas(64) Task {
   // kept here rather than with the list at the object's end).
   bool any_cpu_;
   bool started_ = false;
-  bool on_cpu_waited_ = false;  // on_cpu_waiters_ is not empty
+  // !on_cpu_waiters_.empty(), kept here because every switch asks and the
+  // list sits on a colder line; set and cleared with the list.
+  bool on_cpu_waited_ = false;
   int rq_index_ = -1;
   // Policy data (CFS's sched_entity; the FIFO policy's list link): with the
   // flags above, all that a runqueue's sifts and scans read of a queued task.
