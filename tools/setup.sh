@@ -14,6 +14,8 @@ packages=(
   libbenchmark-dev
   libcli11-dev
   python3-matplotlib # charts of `viosim reproduce|sweep|explain --report DIR`
+  fio                # fio's own log tools read viosim's logs in tests (tests/fio)
+  chromium           # headless browser the teaching page's test loads it in
 )
 # The batch systems the sharding tests start (tests/tools/), installed without
 # their recommends (Slurm would bring 42 packages instead of 8).
