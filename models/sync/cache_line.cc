@@ -21,6 +21,7 @@ void CacheLine::ResetStats() {
 
 sim::Time CacheLine::Access(Cpu& cpu, bool write) {
   ++accesses_;
+  if (ideal_) return costs_[static_cast<int>(CpuDistance::kSame)];
   // A write needs the line exclusive: a copy read since the last write is
   // not enough.
   const bool here = write ? (writer_ == nullptr || writer_ == &cpu) : HasCopy(cpu);

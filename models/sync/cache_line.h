@@ -49,6 +49,10 @@ class CacheLine {
   // when it does, a transfer occupies the line for `scale` times its
   // distance's cost (and the access pays that, after its wait).
   void set_serialized(bool on, double scale = 1.0);
+  // Ideal (the what-if of `explain --ideal`): every access costs what it
+  // costs on a line already in this CPU's cache, and never waits.
+  void set_ideal(bool on) { ideal_ = on; }
+  bool ideal() const { return ideal_; }
   // The CPU that wrote the line last; null if nobody has.
   const Cpu* last_writer() const { return writer_; }
 
@@ -83,6 +87,7 @@ class CacheLine {
   std::string name_;
   std::array<sim::Time, kCpuDistances> costs_;  // LockHandoffCosts::Table()
   int home_ = -1;
+  bool ideal_ = false;
   bool serialized_ = false;
   double serialized_scale_ = 1.0;  // serialized: a transfer's share of its cost
   sim::Time free_at_;  // serialized: when the transfer in flight ends
