@@ -25,6 +25,9 @@ struct LockStat {
   uint64_t contentions = 0;   // acquisitions that had to wait
   uint64_t acq_bounces = 0;   // acquired on a CPU other than the previous holder's
   uint64_t con_bounces = 0;   // contended on a CPU other than the last holder's
+  // Uncontended acquisitions that paid the lock word's move from the last
+  // holder's CPU (Spinlock::set_uncontended_moves).
+  uint64_t uncontended_moves = 0;
   sim::Summary wait;          // per contended acquisition, picoseconds
   sim::Summary hold;          // per acquisition, picoseconds
   // contentions by how far the lock word moved to end them: the distance

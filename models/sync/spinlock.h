@@ -88,10 +88,22 @@ class Spinlock : public sim::TraceSource {
     // preempt_disable(), then the uncontended fast path: no event.
     bool await_ready() {
       cpu_->PreemptDisable();
-      return lock_->TryAcquireUncontended(*cpu_);
+      if (!lock_->TryAcquireUncontended(*cpu_)) return false;
+      // Taken; with uncontended moves on, the word may still have to come
+      // from the last holder's CPU (its own event).
+      if (!lock_->uncontended_moves_) return true;
+      move_ = lock_->UncontendedMove(*cpu_);
+      return move_ == sim::Time::Zero();
     }
     void await_suspend(std::coroutine_handle<> h) {
       was_irq_ = cpu_->in_irq();
+      h_ = h;
+      if (move_ != sim::Time::Zero()) {
+        // The uncontended cmpxchg's miss: the caller's own kernel time.
+        cpu_->BeginSpinWait(CpuTime::kSystem);
+        cpu_->ResumeAt(h, lock_->sim_->Now() + move_, was_irq_);
+        return;
+      }
       cpu_->BeginSpinWait(CpuTime::kSpin);
       lock_->Enqueue(this, h);
     }
@@ -110,6 +122,7 @@ class Spinlock : public sim::TraceSource {
     sim::Time ready_at_;       // MCS queue: from when it spins on the lock word
     bool was_irq_ = false;
     bool con_bounce_ = false;  // the last holder was on another CPU
+    sim::Time move_;           // uncontended moves: the word's transfer
   };
 
   // spin_lock(): `co_await lock.Lock(cpu)` in the caller's own coroutine,
@@ -138,6 +151,13 @@ class Spinlock : public sim::TraceSource {
   // The socket the lock word's memory is on (HomedDistance); -1, the
   // default: distances as DistanceOf gives them.
   void set_home_socket(int socket) { home_ = socket; }
+  // Whether an uncontended acquisition pays the lock word's move from the
+  // CPU that last held it (the fast path's cmpxchg missing in this CPU's
+  // cache), at the hand-off cost of their distance; the lock is this CPU's
+  // from the call, its hold from when the word arrives. Off by default: the
+  // fast path is then free, as a word already in this CPU's cache is.
+  void set_uncontended_moves(bool on) { uncontended_moves_ = on; }
+  bool uncontended_moves() const { return uncontended_moves_; }
 
  private:
   bool TryAcquireUncontended(Cpu& cpu) {
@@ -145,6 +165,16 @@ class Spinlock : public sim::TraceSource {
     Acquired(cpu, sim_->Now());
     wait_ = kUncontended;
     return true;
+  }
+  // After TryAcquireUncontended: the word's move from the previous
+  // holder's CPU to `cpu` (the same-CPU cost when it held it last, zero
+  // when nobody did); the hold starts once it has come.
+  sim::Time UncontendedMove(const Cpu& cpu) {
+    if (prev_cpu_ == nullptr) return sim::Time::Zero();
+    const sim::Time t = Transfer(*prev_cpu_, cpu);
+    acquired_at_ += t;
+    if (prev_cpu_ != &cpu) ++stat_.uncontended_moves;
+    return t;
   }
   void Acquired(Cpu& cpu, sim::Time at) {
     owner_ = &cpu;
@@ -178,6 +208,7 @@ class Spinlock : public sim::TraceSource {
   // lock_stat's contentions_by stays empty).
   bool flat_;
   int home_ = -1;
+  bool uncontended_moves_ = false;
   Cpu* owner_ = nullptr;     // holder, or the waiter the lock is passing to
   Cpu* last_cpu_ = nullptr;  // CPU of the last acquisition
   Cpu* prev_cpu_ = nullptr;  // CPU of the acquisition before the owner's

@@ -138,3 +138,41 @@ TEST(QSpinlockTest, SuccessorOfAQueueHeadWaitsForTheNodeAndTheLockWordTransfers)
 
 }  // namespace
 }  // namespace models
+
+namespace models {
+namespace {
+
+// With uncontended moves on, a free lock last held on another CPU is taken
+// only once its word has come from there: the acquisition costs the table's
+// transfer for the two CPUs' distance, as system time; taken again on the
+// same CPU it costs the same-CPU figure. Off (the default), the fast path is
+// free whatever CPU held the lock last.
+TEST(SpinlockUncontendedMovesTest, AFreeLockCostsTheWordsMoveFromItsLastHolder) {
+  const LockHandoffCosts costs = OddPicosecondCosts();
+  for (const auto& [k, d] : kFromCpu0) {
+    for (bool on : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "cpu" << k << (on ? " moves" : " free"));
+      Machine m(TwoSocketPlaces());
+      QSpinlock lock(m.sim, "l", costs);
+      lock.set_uncontended_moves(on);
+      Got got;
+      StartHolder(m, &lock, 0, 0_ns, 1_us, &got);
+      StartHolder(m, &lock, k, 2_us, 1_us, &got);
+      StartHolder(m, &lock, k, 4_us, 1_us, &got);
+      m.sim.RunUntil(1_ms);
+      ASSERT_EQ(got.size(), 3u);
+      EXPECT_EQ(got[0].second, 0_ns);  // the first holder: the word comes from nowhere
+      EXPECT_EQ(got[1].second - 2_us, on ? costs.Of(d) : 0_ns);
+      // The second task on CPU k starts once the first has ended.
+      EXPECT_EQ(got[2].second - (got[1].second + 1_us + 4_us), on ? costs.same_cpu.value : 0_ns);
+      EXPECT_EQ(lock.stat().contentions, 0u);
+      EXPECT_EQ(lock.stat().uncontended_moves, on ? 1u : 0u);
+      EXPECT_EQ(m.cpu(k).TimeIn(CpuTime::kSpin), 0_ns);
+      EXPECT_EQ(m.cpu(k).TimeIn(CpuTime::kSystem), 2_us + (on ? costs.Of(d) + costs.same_cpu.value : 0_ns));
+      EXPECT_EQ(m.cpu(k).TimeIn(CpuTime::kUser), 6_us);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace models
