@@ -94,29 +94,6 @@ double Samples::Median() const {
   return (hi + *std::max_element(s.begin(), s.begin() + s.size() / 2)) / 2;
 }
 
-absl::StatusOr<Samples> LocalHit(int cpu, double seconds) {
-  constexpr int kOps = 1000;
-  Samples out;
-  out.events_per_sample = kOps;
-  Line line;
-  Flag start, abort;
-  const absl::Status status = RunPinned(
-      {cpu},
-      [&](int) {
-        const int64_t t_end = NowNs() + static_cast<int64_t>(seconds * 1e9);
-        for (int batch = 0;; ++batch) {
-          const int64_t t0 = NowNs();
-          for (int i = 0; i < kOps; ++i) line.value.fetch_add(1, std::memory_order_relaxed);
-          const int64_t t1 = NowNs();
-          if (batch > 0) out.ns.push_back(static_cast<double>(t1 - t0) / kOps);  // batch 0 warms up
-          if (t1 >= t_end && out.ns.size() >= 3) break;
-        }
-      },
-      &start, &abort, [] {});
-  if (!status.ok()) return status;
-  return out;
-}
-
 absl::StatusOr<Samples> PingPong(int a, int b, double seconds) {
   constexpr int kRoundTrips = 256;
   Samples out;
@@ -191,6 +168,9 @@ absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double
     logs[t] = static_cast<uint32_t*>(p);
   }
 
+  std::vector<std::vector<std::pair<uint64_t, int64_t>>> stamps(n);
+  for (auto& st : stamps) st.reserve(max_per_thread / kStampEvery + 1);
+
   ContendedRun run;
   run.op = op;
   run.cpus = cpus;
@@ -199,6 +179,7 @@ absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double
   Line line;
   Flag start, abort, stop;
   std::atomic<int64_t> stop_ns{0};
+  std::atomic<size_t> started{0};  // threads with a success
   auto request_stop = [&] {
     int64_t none = 0;
     stop_ns.compare_exchange_strong(none, NowNs());
@@ -211,23 +192,30 @@ absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double
       [&](int t) {
         uint32_t* log = logs[t];
         uint64_t done = 0, failed = 0;
+        // Until its first success a thread ignores the stop: every thread
+        // is in every run, even one the host kept off its CPU for a while.
         if (op == Op::kXadd) {
-          while (!stop.set.load(std::memory_order_relaxed)) {
+          while (done == 0 || !stop.set.load(std::memory_order_relaxed)) {
             if (done == max_per_thread) {
               request_stop();
               break;
             }
-            log[done++] = static_cast<uint32_t>(line.value.fetch_add(1, std::memory_order_relaxed));
+            const uint64_t old = line.value.fetch_add(1, std::memory_order_relaxed);
+            log[done] = static_cast<uint32_t>(old);
+            if (done++ % kStampEvery == 0) stamps[t].emplace_back(old, NowNs());
+            if (done == 1) started.fetch_add(1);
           }
         } else {
           uint64_t v = line.value.load(std::memory_order_relaxed);
-          while (!stop.set.load(std::memory_order_relaxed)) {
+          while (done == 0 || !stop.set.load(std::memory_order_relaxed)) {
             if (done == max_per_thread) {
               request_stop();
               break;
             }
             if (line.value.compare_exchange_strong(v, v + 1, std::memory_order_relaxed)) {
-              log[done++] = static_cast<uint32_t>(v);
+              log[done] = static_cast<uint32_t>(v);
+              if (done++ % kStampEvery == 0) stamps[t].emplace_back(v, NowNs());
+              if (done == 1) started.fetch_add(1);
               ++v;
             } else {
               ++failed;
@@ -244,7 +232,10 @@ absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double
         // measuring threads never wait for the caller.
         timer = std::thread([&] {
           const int64_t end = start_ns + static_cast<int64_t>(seconds * 1e9);
-          while (!stop.set.load() && NowNs() < end) std::this_thread::sleep_for(std::chrono::microseconds(500));
+          // The run lasts `seconds`, and until every thread has had a success.
+          while (!stop.set.load() && (NowNs() < end || started.load() < n)) {
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+          }
           request_stop();
         });
       });
@@ -272,14 +263,42 @@ absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double
   }
   if (!whole) run.owner.clear();
   unmap();
+  for (const auto& st : stamps) run.stamps.insert(run.stamps.end(), st.begin(), st.end());
+  std::sort(run.stamps.begin(), run.stamps.end());
   return run;
+}
+
+Samples Windows(const ContendedRun& run) {
+  // Windows between stamps at least `span` successes apart.
+  const uint64_t span = std::max<uint64_t>(4096, 128 * run.cpus.size());
+  Samples windows;
+  for (size_t i = 0, j = 0; i < run.stamps.size(); i = j) {
+    for (j = i + 1; j < run.stamps.size() && run.stamps[j].first - run.stamps[i].first < span; ++j) {
+    }
+    if (j == run.stamps.size()) break;
+    const double dt = static_cast<double>(run.stamps[j].second - run.stamps[i].second);
+    windows.ns.push_back(dt / static_cast<double>(run.stamps[j].first - run.stamps[i].first));
+  }
+  windows.events_per_sample = static_cast<int>(span);
+  return windows;
+}
+
+absl::StatusOr<Samples> LocalHit(int cpu, double seconds) {
+  absl::StatusOr<ContendedRun> run = Contend(Op::kXadd, {cpu}, seconds);
+  if (!run.ok()) return run.status();
+  Samples windows = Windows(*run);
+  if (windows.ns.empty()) windows.ns.push_back(run->seconds * 1e9 / static_cast<double>(run->Successes()));
+  return windows;
 }
 
 Analysis Analyze(const ContendedRun& run, const Topology& topo, const Costs& costs) {
   Analysis a;
   a.transactions = run.owner.size();
-  a.service_ns = run.seconds * 1e9 / static_cast<double>(a.transactions);
+  a.run_service_ns = run.seconds * 1e9 / static_cast<double>(a.transactions);
   const size_t n = run.cpus.size();
+  const Samples windows = Windows(run);
+  a.windows = static_cast<int>(windows.ns.size());
+  a.service_ns = a.windows >= 5 ? windows.Median() : a.run_service_ns;
   std::vector<uint64_t> last(n, 0);
   std::vector<bool> seen(n, false);
   double cost_sum = 0;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,15 +32,13 @@ struct Samples {
   double Median() const;
 };
 
-// One pinned thread incrementing its own line with fetch_add, for about
-// `seconds`: ns per operation.
-absl::StatusOr<Samples> LocalHit(int cpu, double seconds);
 
 // CAS ping-pong between `a` and `b` for about `seconds`: each sample is the
 // time of a batch of round trips divided by twice their number.
 absl::StatusOr<Samples> PingPong(int a, int b, double seconds);
 
 enum class Op { kXadd, kCas };
+inline constexpr uint64_t kStampEvery = 64;
 const char* OpName(Op op);  // "xadd", "cas"
 
 struct ContendedRun {
@@ -52,22 +51,42 @@ struct ContendedRun {
   // owner[k] = the thread whose success was the line's k-th; empty if the
   // logged old values did not form exactly 0..final_value-1, once each.
   std::vector<uint32_t> owner;
+  // (old value, clock in ns just after it) of every kStampEvery-th success
+  // of each thread, by old value: the line's progress over time.
+  std::vector<std::pair<uint64_t, int64_t>> stamps;
   uint64_t Successes() const;
   uint64_t Failures() const;
 };
 
-// N = cpus.size() threads, one per CPU, on one line for about `seconds`, or
-// until a thread has logged `max_per_thread` successes (fewer for many
+// N = cpus.size() threads, one per CPU, on one line for about `seconds`
+// (and until every thread has had a success), or until a thread has logged
+// `max_per_thread` successes (fewer for many
 // threads: the logs of all threads hold 2^25 successes at most).
 absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double seconds,
                                      uint64_t max_per_thread = uint64_t{1} << 22);
+
+// The time per success over windows of the run of at least
+// max(4096, 128 N) successes each, from its stamps.
+Samples Windows(const ContendedRun& run);
+
+// The local hit: one pinned thread's fetch_add on a line it holds, in the
+// loop of a contended run (Contend with N = 1) for about `seconds`, so that
+// the loop's own work is in it as it is in every service time: ns per
+// operation over windows (the whole run if it has none).
+absl::StatusOr<Samples> LocalHit(int cpu, double seconds);
 
 // Idle figures by distance (ns); unset: not measured on this host.
 using Costs = std::array<std::optional<double>, kDistances>;
 
 struct Analysis {
   uint64_t transactions = 0;
-  double service_ns = 0;  // seconds / successes
+  double run_service_ns = 0;  // seconds / successes: 1 / the run's throughput
+  // The median over windows of at least max(4096, 128 N) successes of the
+  // time per success in the window, from the stamps: a stretch in which the
+  // host's other load kept the threads off their CPUs is one window, not
+  // the whole. run_service_ns if the run has fewer than 5 windows.
+  double service_ns = 0;
+  int windows = 0;
   // Consecutive owners (k-1, k), k = 1..transactions-1, by the distance
   // between their CPUs (same thread: same_cpu).
   std::array<uint64_t, kDistances> pairs{};

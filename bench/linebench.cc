@@ -233,8 +233,9 @@ int Main(int argc, char** argv) {
     std::printf("\nIdle one-way hand-off (CAS ping-pong on one line, round trip / 2; each pair the median of "
                 "its samples of 256 round trips; a class the median of its pairs):\n");
     std::printf("  %-13s %9s  %s\n", "class", "ns", "pairs (ns, samples)");
-    std::printf("  %-13s %9.2f  cpu%d alone: fetch_add on a line it holds (%zu samples of 1000 ops)\n", "same_cpu",
-                local->Median(), topo.cpus.front().cpu, local->ns.size());
+    std::printf("  %-13s %9.2f  cpu%d alone: fetch_add on a line it holds, the contended runs' loop (median of %zu "
+                "windows of %d)\n",
+                "same_cpu", local->Median(), topo.cpus.front().cpu, local->ns.size(), local->events_per_sample);
     for (Distance d : kAllDistances) {
       if (d == Distance::kSameCpu) continue;
       const ClassFigure& fig = figures[static_cast<int>(d)];
@@ -289,20 +290,23 @@ int Main(int argc, char** argv) {
     }
   }
   if (text) {
-    std::printf("\nOne contended line, %.3f s per run, the run of median throughput of %d (service = 1 / throughput; hand-off = mean idle figure of consecutive "
-                "owners' distance; ratio = service / hand-off; shares of consecutive owners by distance; near = "
-                "within one L3; passed = most successes of others between two of one thread's):\n", f.seconds, f.repeat);
-    std::printf("  %-4s %-9s %5s %11s %11s %9s %9s %7s %8s %9s %8s %11s %12s %11s %6s %7s %10s %10s %10s %9s\n",
-                "op", "placement", "N", "successes", "sequence", "Mops/s", "service", "handoff", "ratio",
-                "same_cpu", "same_core", "same_llc", "same_socket", "other_socket", "unknown", "near", "passed",
-                "min/thread", "max/thread", "fail/succ");
+    std::printf("\nOne contended line, %.3f s per run, the run of median throughput of %d. run_svc = 1 / the run's "
+                "throughput; service = median over windows (at least max(4096, 128 N) successes) of the time per "
+                "success; handoff = mean idle figure of consecutive owners' distance; ratio = service / handoff; "
+                "shares of consecutive owners by distance; near = within one L3; passed = most successes of others "
+                "between two of one thread's:\n",
+                f.seconds, f.repeat);
+    std::printf("  %-4s %-9s %5s %11s %11s %9s %9s %9s %7s %8s %8s %9s %9s %9s %11s %12s %9s %7s %10s %10s %10s %9s\n",
+                "op", "placement", "N", "successes", "sequence", "Mops/s", "run_svc", "service", "windows", "handoff",
+                "ratio", "same_cpu", "same_core", "same_llc", "same_socket", "other_socket", "unknown", "near",
+                "passed", "min/thread", "max/thread", "fail/succ");
     for (const Row& r : rows) {
       const Analysis& a = r.analysis;
       const double succ = static_cast<double>(r.run.Successes());
-      std::printf("  %-4s %-9s %5zu %11llu %11zu %9.3f %9.3f %7s %8s", OpName(r.run.op), r.placement.c_str(),
-                  r.run.cpus.size(), static_cast<unsigned long long>(r.run.Successes()), r.run.owner.size(),
-                  succ / r.run.seconds / 1e6, a.service_ns, Opt(a.mean_handoff_ns, 3).c_str(),
-                  Opt(a.ratio, 4).c_str());
+      std::printf("  %-4s %-9s %5zu %11llu %11zu %9.6g %9.3f %9.3f %7d %8s %8s", OpName(r.run.op),
+                  r.placement.c_str(), r.run.cpus.size(), static_cast<unsigned long long>(r.run.Successes()),
+                  r.run.owner.size(), succ / r.run.seconds / 1e6, a.run_service_ns, a.service_ns, a.windows,
+                  Opt(a.mean_handoff_ns, 3).c_str(), Opt(a.ratio, 4).c_str());
       for (Distance d : kAllDistances) std::printf(" %9.4f", a.share[static_cast<int>(d)]);
       std::printf(" %7s %10llu %10llu %10llu %9s\n", Opt(a.near_share, 4).c_str(),
                   static_cast<unsigned long long>(a.max_passed_over),
@@ -352,7 +356,11 @@ int Main(int argc, char** argv) {
         std::printf("    service_ratio: %.4f\n", *a.ratio);
         std::printf("    service_ratio_source { kind: MEASURED ref: \"%s: lock xadd, %d threads %s: service %s / mean "
                     "consecutive-owner hand-off %s\" }\n",
-                    on.c_str(), max_threads, full->placement.c_str(), absl::StrFormat("%.2f ns", a.service_ns).c_str(),
+                    on.c_str(), max_threads, full->placement.c_str(),
+                    absl::StrFormat("%.2f ns (%s)", a.service_ns,
+                                    a.windows >= 5 ? absl::StrCat("median of ", a.windows, " windows")
+                                                   : std::string("the whole run"))
+                        .c_str(),
                     absl::StrFormat("%.2f ns", *a.mean_handoff_ns).c_str());
       }
       if (a.near_share.has_value()) {
