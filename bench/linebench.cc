@@ -363,6 +363,9 @@ int Main(int argc, char** argv) {
                         .c_str(),
                     absl::StrFormat("%.2f ns", *a.mean_handoff_ns).c_str());
       }
+      std::printf("    # passed over: at most %llu successes of others between two of one thread's (lock xadd, %d "
+                  "threads %s), a measured bound for max_bypass\n",
+                  static_cast<unsigned long long>(a.max_passed_over), max_threads, full->placement.c_str());
       if (a.near_share.has_value()) {
         std::printf("    near_share: %.4f  # share of consecutive owners within one LLC, lock xadd, %d threads %s\n",
                     *a.near_share, max_threads, full->placement.c_str());
