@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -56,11 +55,12 @@ absl::Status PinSelf(int cpu) {
 }
 
 // Runs body(t) on one thread per CPU of `cpus`, each pinned, all released
-// together once every thread is pinned (`start`). An error pinning any of
-// them is returned after all have ended; `start` is then set with `abort`
-// set too, so the bodies return at once.
-absl::Status RunPinned(const std::vector<int>& cpus, const std::function<void(int)>& body, Flag* start,
-                       Flag* abort, const std::function<void()>& on_start) {
+// together once every thread is pinned, just after on_start(). If a thread
+// cannot be pinned no body runs, and the error is returned once all threads
+// have ended.
+absl::Status RunPinned(const std::vector<int>& cpus, const std::function<void(int)>& body,
+                       const std::function<void()>& on_start) {
+  Flag start, abort;
   std::atomic<int> ready{0};
   std::vector<absl::Status> pinned(cpus.size());
   std::vector<std::thread> threads;
@@ -69,16 +69,16 @@ absl::Status RunPinned(const std::vector<int>& cpus, const std::function<void(in
     threads.emplace_back([&, t] {
       pinned[t] = PinSelf(cpus[t]);
       ready.fetch_add(1);
-      while (!start->set.load(std::memory_order_acquire)) CpuRelax();
-      if (pinned[t].ok() && !abort->set.load()) body(static_cast<int>(t));
+      while (!start.set.load(std::memory_order_acquire)) CpuRelax();
+      if (pinned[t].ok() && !abort.set.load()) body(static_cast<int>(t));
     });
   }
   while (ready.load() < static_cast<int>(cpus.size())) std::this_thread::yield();
   absl::Status status;
   for (const absl::Status& s : pinned) status.Update(s);
-  if (!status.ok()) abort->set.store(true);
+  if (!status.ok()) abort.set.store(true);
   if (status.ok()) on_start();
-  start->set.store(true, std::memory_order_release);
+  start.set.store(true, std::memory_order_release);
   for (std::thread& th : threads) th.join();
   return status;
 }
@@ -99,7 +99,7 @@ absl::StatusOr<Samples> PingPong(int a, int b, double seconds) {
   Samples out;
   out.events_per_sample = kRoundTrips;
   Line line;
-  Flag start, abort, done;
+  Flag done;
   // Thread 0 (on a) moves the value from 2i to 2i+1, thread 1 (on b) from
   // 2i+1 to 2i+2: each CAS succeeds only once the other's has, so a round
   // trip is two hand-offs of the line.
@@ -126,7 +126,7 @@ absl::StatusOr<Samples> PingPong(int a, int b, double seconds) {
         }
         done.set.store(true);
       },
-      &start, &abort, [] {});
+      [] {});
   if (!status.ok()) return status;
   return out;
 }
@@ -177,7 +177,7 @@ absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double
   run.successes.assign(n, 0);
   run.failures.assign(n, 0);
   Line line;
-  Flag start, abort, stop;
+  Flag stop;
   std::atomic<int64_t> stop_ns{0};
   std::atomic<size_t> started{0};  // threads with a success
   auto request_stop = [&] {
@@ -225,7 +225,6 @@ absl::StatusOr<ContendedRun> Contend(Op op, const std::vector<int>& cpus, double
         run.successes[t] = done;
         run.failures[t] = failed;
       },
-      &start, &abort,
       [&] {
         start_ns = NowNs();
         // The stop comes from a thread of its own, unpinned, so that the
