@@ -33,6 +33,7 @@
 #include "analysis/published.h"
 #include "analysis/runner.h"
 #include "analysis/fio_output.h"
+#include "cli/fio_logs.h"
 #include "cli/shard_flags.h"
 #include "cli/report_dir.h"
 #include "scenarios/fio_parser.h"
@@ -428,6 +429,12 @@ int main(int argc, char** argv) {
       ->type_name("N");
   fio_cmd->add_option("--output,-o", fio_output, "Write the output to FILE (whole or not at all)")
       ->type_name("FILE");
+  std::string fio_log_dir = ".";
+  fio_cmd->add_option("--log-dir", fio_log_dir,
+                      "Write the job's log files (write_bw_log, write_lat_log, write_iops_log, write_hist_log) "
+                      "into DIR, all whole or none (fio writes them in its working directory)")
+      ->capture_default_str()
+      ->type_name("DIR");
 
   try {
     app.parse(argc, argv);
@@ -662,6 +669,7 @@ int main(int argc, char** argv) {
         fio_job.size() == 1 && fio_job[0].rfind("--", 0) != 0 ? fio::ParseJobFile(fio_job[0])
                                                              : fio::ParseCommandLine(fio_job);
     if (!jobs.ok()) return Fail(jobs.status());
+    if (absl::Status s = viosim_cli::CheckLogDir(fio_log_dir, *jobs); !s.ok()) return Fail(s);
     const std::string job_name = fio_job.size() == 1 ? fio_job[0] : std::string(fio::kCommandLineSource);
     std::vector<std::string> overrides = fio_sets;
     if (fio_seed_set) overrides.insert(overrides.begin(), absl::StrCat("run.seed=", fio_seed));
@@ -711,6 +719,7 @@ int main(int argc, char** argv) {
     } else {
       text = fio::FormatJson(*report, fio_format == "json+");
     }
+    if (absl::Status s = viosim_cli::WriteLogFiles(fio_log_dir, report->logs); !s.ok()) return Fail(s);
     SharedFlags out_flags;
     out_flags.output = fio_output;
     return Emit(out_flags, text);

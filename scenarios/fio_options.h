@@ -3,7 +3,7 @@
 // Every option fio 3.33 knows falls into one of three classes:
 //  - modeled: the parser fills a field of fio::JobOptions from it;
 //  - no effect: accepted and echoed back in the reports, but it changes
-//    nothing viosim simulates (a path, a log file, a buffer fill pattern);
+//    nothing viosim simulates (a path, the I/O log, a buffer fill pattern);
 //  - not modeled: fio would act on it and viosim cannot, so a job file that
 //    uses it is rejected ("option 'x' is understood by fio but not modeled by
 //    viosim") rather than silently simulated as something else.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -52,9 +53,10 @@ constexpr size_t kMaxErrors = 20;
 const char kDirectNote[] =
     "direct=0 (buffered I/O through the page cache) is not modeled: jobs run as "
     "direct I/O";
-const char kLogNote[] =
-    "fio's log files (write_bw_log, write_lat_log, write_iops_log, write_hist_log, "
-    "write_iolog) are accepted but viosim writes none of them";
+const char kLogNote[] = "write_iolog (fio's record of every I/O issued) is accepted but viosim does not write it";
+const char kLogFormNote[] =
+    "log_store_compressed, log_unix_epoch and log_alternate_epoch are accepted, but viosim writes its "
+    "logs as plain text with times in ms from the job's start";
 
 // ---------------------------------------------------------------------------
 // Diagnostics
@@ -714,7 +716,11 @@ class JobParser {
       }
     }
     absl::string_view name = info->name;
-    if (absl::StartsWith(name, "write_") && absl::EndsWith(name, "log")) w.log_option = true;
+    if (name == "write_iolog") w.log_option = true;
+    if (name == "log_store_compressed" || name == "log_unix_epoch" || name == "log_alternate_epoch") {
+      bool on = false;
+      if (ParseBool(o, value, &on).ok() && on) w.notes.push_back(kLogFormNote);
+    }
     w.written.push_back({ReportRank(*info), WrittenOption{info->name, o.value, o.bare}});
   }
 
@@ -935,6 +941,26 @@ class JobParser {
       return number(NumberRule{false, 0, -1, kMaxLoops, "1000000000"},
                     [&](int64_t v) { j.loops = v == 0 ? 1 : int(v); });
     }
+    // write_*_log[=prefix] (options.c str_write_*_log_cb): on, with the
+    // value as the file name prefix.
+    LogOptions& lg = j.log;
+    for (auto [log_name, on, prefix] : {std::tuple{"write_bw_log", &lg.bw, &lg.bw_prefix},
+                                        std::tuple{"write_lat_log", &lg.lat, &lg.lat_prefix},
+                                        std::tuple{"write_iops_log", &lg.iops, &lg.iops_prefix},
+                                        std::tuple{"write_hist_log", &lg.hist, &lg.hist_prefix}}) {
+      if (name == log_name) {
+        *on = true;
+        *prefix = o.bare ? std::string() : value;
+        return absl::OkStatus();
+      }
+    }
+    const NumberRule kMsecRule{false, 0, -1, kMaxTimeUs / 1000, "1 year"};
+    if (name == "log_avg_msec") return number(kMsecRule, [&](int64_t v) { lg.avg_msec = v; });
+    if (name == "log_hist_msec") return number(kMsecRule, [&](int64_t v) { lg.hist_msec = v; });
+    if (name == "log_hist_coarseness") {
+      // fio's help: "Integer in range [0,6]" (it does not check the bound).
+      return number(NumberRule{false, 0, 6, -1, ""}, [&](int64_t v) { lg.hist_coarseness = int(v); });
+    }
     bool b = false;
     auto flag = [&](bool* field) -> absl::Status {
       absl::Status st = ParseFlag(o, value, &b);
@@ -954,6 +980,10 @@ class JobParser {
     if (name == "stonewall") return flag(&j.stonewall);
     if (name == "new_group") return flag(&j.new_group);
     if (name == "norandommap") return flag(&j.norandommap);
+    if (name == "per_job_logs") return boolean(&j.log.per_job_logs, false);
+    if (name == "log_max_value") return boolean(&j.log.max_value, false);
+    if (name == "log_offset") return boolean(&j.log.offset, false);
+    if (name == "log_prio") return boolean(&j.log.prio, false);
     return absl::InternalError(absl::StrCat("modeled option '", name, "' has no handler"));
   }
 

@@ -35,6 +35,23 @@ struct WrittenOption {
   bool bare = false;
 };
 
+// fio's per-job logs (write_bw_log, write_lat_log, write_iops_log,
+// write_hist_log and their log_* options; init.c add_job, stat.c, iolog.c).
+struct LogOptions {
+  // Each log is on when its write_*_log option is given; the option's value
+  // is the file name prefix, empty for the job's name (make_log_name).
+  bool bw = false, lat = false, iops = false, hist = false;
+  std::string bw_prefix, lat_prefix, iops_prefix, hist_prefix;
+  int64_t avg_msec = 0;       // log_avg_msec: 0 logs every I/O
+  int64_t hist_msec = 0;      // log_hist_msec: 0 writes no histogram entry
+  int hist_coarseness = 0;    // log_hist_coarseness: 2^c buckets per column
+  bool max_value = false;     // log_max_value: a window's maximum, not its mean
+  bool offset = false;        // log_offset: an offset column
+  bool prio = false;          // log_prio: the priority column as 0x%04x
+  bool per_job_logs = true;   // per_job_logs: the job number in the file name
+  bool any() const { return bw || lat || iops || hist; }
+};
+
 struct JobOptions {
   std::string name;         // job name: the section name, or name= in the section
   std::string description;  // description=
@@ -80,6 +97,7 @@ struct JobOptions {
   std::string cpus_allowed_at;  // "FILE:LINE" of the cpus_allowed option, for messages
   bool randrepeat = true;
   bool norandommap = false;
+  LogOptions log;
 
   // The section's own options in parse order, for "job options".
   std::vector<WrittenOption> options;

@@ -167,6 +167,12 @@ struct DiskUtil {
   double util = 0;
 };
 
+// A log file fio writes (models/fio/logs.h): its name and whole text.
+struct LogFile {
+  std::string name;
+  std::string text;
+};
+
 // A whole fio run: what `fio` would print.
 struct FioReport {
   std::vector<WrittenOption> global_options;
@@ -206,6 +212,8 @@ struct FioReport {
   uint64_t replicate_seed = 0;
   bool stopped_at_steady_state = false;
   std::string stack;             // the stack the jobs ran on
+  // The log files the jobs ask for (write_bw_log, ...), in fio's order.
+  std::vector<LogFile> logs;
 };
 
 }  // namespace fio

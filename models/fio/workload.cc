@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "models/cpu/sched.h"
 #include "models/cpu/task.h"
+#include "models/fio/logs.h"
 #include "sim/rng.h"
 #include "sim/stats.h"
 
@@ -86,8 +87,21 @@ struct Job {
   std::unique_ptr<ThreadStat> own_ts;
   ThreadStat* ts = nullptr;
   sim::Time usr, sys;
+  // bw and iops samples (stat.c __add_samples): bytes and I/Os since the
+  // last sample, taken every bw_avg_time / iops_avg_time ms from the job's
+  // epoch (its start, or the end of the ramp: fio's td->epoch), when the
+  // next sample is due (Max: none). fio's default period is 500 ms; a bw or
+  // iops log sets it to log_avg_msec, and with log_avg_msec=0 samples every
+  // I/O instead (per_unit_log).
   uint64_t window_bytes[kDdirs] = {}, window_ios[kDdirs] = {};
   std::vector<double> bw_samples[kDdirs], iops_samples[kDdirs];
+  bool launched = false;  // its process started
+  bool sampling = false;  // epoch set: launched and past the ramp
+  sim::Time epoch;
+  int64_t bw_period_ms = 500, iops_period_ms = 500;  // 0: no windowed samples
+  sim::Time bw_next = sim::Time::Max(), iops_next = sim::Time::Max();
+  std::unique_ptr<JobLogs> logs;  // the log files it asks for, if any
+  uint64_t ElapsedMs(sim::Time now) const { return static_cast<uint64_t>((now - epoch).ps() / 1000000000); }
   uint64_t ios = 0;  // completions accounted, all directions
   uint64_t completions = 0;  // all completions, ramp included
   // Little's law: I/Os prepared and not yet completed, and the time
@@ -377,6 +391,83 @@ void Workload::Account(Job& j, IoU& u, sim::Time now) {
   window_.clat_ns += static_cast<double>(clat);
   window_.lat_ns += static_cast<double>(lat);
   window_.clat.Record(clat);
+  if (j.logs != nullptr) LogCompletion(j, u, clat, lat, now);
+}
+
+// account_io_completion's log samples (stat.c add_lat_sample,
+// add_clat_sample, add_bw_sample, add_iops_sample). A per-I/O bw log's value
+// is the I/O's bytes over its completion latency (bytes * 10^6 / clat_ns),
+// and a per-I/O iops log's is 1; both also become the job's bw and iops
+// samples, as fio then takes no windowed ones.
+void Workload::LogCompletion(Job& j, const IoU& u, uint64_t clat, uint64_t lat, sim::Time now) {
+  JobLogs& l = *j.logs;
+  const uint64_t ms = j.ElapsedMs(now);
+  const uint64_t bytes = u.rq.bytes;
+  if (l.lat != nullptr) l.lat->Add(ms, lat, u.ddir, bytes, u.rq.offset, 0);
+  if (l.clat != nullptr) l.clat->Add(ms, clat, u.ddir, bytes, u.rq.offset, 0);
+  if (l.hist != nullptr) l.hist->Add(ms, u.ddir, bytes, j.ts->ddir[u.ddir].clat.buckets());
+  if (l.bw != nullptr && l.bw->per_unit()) {
+    const uint64_t rate = clat > 0 ? bytes * 1000000 / clat : 0;
+    j.bw_samples[u.ddir].push_back(static_cast<double>(rate));
+    l.bw->Add(ms, rate, u.ddir, bytes, u.rq.offset, 0);
+  }
+  if (l.iops != nullptr && l.iops->per_unit()) {
+    j.iops_samples[u.ddir].push_back(1);
+    l.iops->Add(ms, 1, u.ddir, bytes, u.rq.offset, 0);
+  }
+}
+
+// The job's epoch (fio's set_epoch_time): when its process starts, or at
+// the end of the ramp (reset_all_stats). Its first bw and iops samples are
+// due one period later.
+void Workload::StartSampling(Job& j) {
+  if (j.sampling || !j.launched || j.measure_start == sim::Time::Max()) return;
+  j.sampling = true;
+  j.epoch = std::max(sim_->Now(), j.measure_start);
+  if (j.bw_period_ms > 0) j.bw_next = j.epoch + sim::Time::Millis(j.bw_period_ms);
+  if (j.iops_period_ms > 0) j.iops_next = j.epoch + sim::Time::Millis(j.iops_period_ms);
+}
+
+// The helper thread's calc_log_samples up to `until`: each running job's bw
+// (KiB/s) and iops samples at their exact due times, one per direction that
+// moved data in the period (__add_samples), also entries of a windowed bw
+// or iops log.
+void Workload::TakeRateSamples(const std::vector<Job*>& group, sim::Time until) {
+  for (;;) {
+    sim::Time next = sim::Time::Max();
+    for (Job* j : group) {
+      if (j->sampling && !j->done) next = std::min({next, j->bw_next, j->iops_next});
+    }
+    if (next > until) return;
+    sim_->RunUntil(next);
+    if (sim_->stalled()) return;
+    for (Job* j : group) {
+      if (!j->sampling || j->done) continue;
+      const uint64_t ms = j->ElapsedMs(next);
+      if (j->bw_next == next) {
+        for (int d = 0; d < kDdirs; ++d) {
+          if (j->window_bytes[d] == 0) continue;
+          const uint64_t rate = j->window_bytes[d] * 1000 / static_cast<uint64_t>(j->bw_period_ms) / 1024;
+          j->bw_samples[d].push_back(static_cast<double>(rate));
+          const uint64_t bs = j->opt.bs_min[d] == j->opt.bs_max[d] ? j->opt.bs_min[d] : 0;
+          if (j->logs != nullptr && j->logs->bw != nullptr) j->logs->bw->Add(ms, rate, d, bs, 0, 0);
+          j->window_bytes[d] = 0;
+        }
+        j->bw_next = j->bw_next + sim::Time::Millis(j->bw_period_ms);
+      }
+      if (j->iops_next == next) {
+        for (int d = 0; d < kDdirs; ++d) {
+          if (j->window_ios[d] == 0) continue;
+          const uint64_t rate = j->window_ios[d] * 1000 / static_cast<uint64_t>(j->iops_period_ms);
+          j->iops_samples[d].push_back(static_cast<double>(rate));
+          const uint64_t bs = j->opt.bs_min[d] == j->opt.bs_max[d] ? j->opt.bs_min[d] : 0;
+          if (j->logs != nullptr && j->logs->iops != nullptr) j->logs->iops->Add(ms, rate, d, bs, 0, 0);
+          j->window_ios[d] = 0;
+        }
+        j->iops_next = j->iops_next + sim::Time::Millis(j->iops_period_ms);
+      }
+    }
+  }
 }
 
 sim::Task Workload::RunSyncEngine(Job& j) {
@@ -430,7 +521,11 @@ sim::Task Workload::Commit(Job& j) {
   for (IoU* u : j.pending) {
     u->issue_time = now;  // fio_libaio_queued: issue time after io_submit returns
     if (acct && job_reports_ && u->start_time >= j.measure_start) {
-      j.ts->ddir[u->ddir].slat.Record((now - u->start_time).ps() / 1000);
+      const uint64_t slat = static_cast<uint64_t>((now - u->start_time).ps() / 1000);
+      j.ts->ddir[u->ddir].slat.Record(slat);
+      if (j.logs != nullptr && j.logs->slat != nullptr) {
+        j.logs->slat->Add(j.ElapsedMs(now), slat, u->ddir, u->rq.bytes, u->rq.offset, 0);
+      }
     }
     if (j.opt.hipri) j.AddInflight(u);
   }
@@ -531,12 +626,15 @@ sim::Task Workload::LaunchJob(Job& job) {
 }
 
 sim::Task Workload::RunJob(Job& job) {
+  job.launched = true;
+  StartSampling(job);
   if (IsSync(job.opt.ioengine)) {
     co_await RunSyncEngine(job);
   } else {
     co_await RunAsyncEngine(job);
   }
   job.loop_end = sim_->Now();
+  if (job.logs != nullptr && job.sampling) job.logs->Finalize(job.ElapsedMs(job.loop_end));
   job.done = true;
   job.finished->NotifyAll();
 }
@@ -586,10 +684,12 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
     }
   }
   ramp_end = std::min(ramp_end, sim_->Now());
-  for (Job* j : group) j->measure_start = ramp_end;
+  for (Job* j : group) {
+    j->measure_start = ramp_end;
+    StartSampling(*j);
+  }
   // Step through batches; stop at runtime, when every job is done, or when
   // the group's IOPS is steady within the target.
-  const sim::Time sample_period = sim::Time::Millis(500);  // fio's bwavgtime/iopsavgtime
   const sim::Time measure_start = ramp_end;
   const sim::Time hard_end = measure_start + (runtime > sim::Time::Zero() ? runtime : sim::Time::Max() / 4);
   // Without a steady-state target the job runs its full length; only an
@@ -600,7 +700,6 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
   const sim::Time cap = full ? sim::Time::Max() : measure_start + control_.max_group_time;
   sim::BatchMeans iops_batches;
   uint64_t last_ios = 0;
-  sim::Time next_sample = measure_start + sample_period;
   *steady = false;
   ci_pct->reset();
   bool stopping = false;
@@ -618,21 +717,11 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
       if (ahead > 1) t = t + control_.batch * (ahead - 1);
     }
     t = t + control_.batch;
+    if (!stopping) TakeRateSamples(group, std::min(t, hard_end));
     sim_->RunUntil(stopping ? t : std::min(t, hard_end));
     if (sim_->stalled()) break;
     if (stopping || all_done()) continue;
     const sim::Time now = sim_->Now();
-    if (now >= next_sample) {
-      for (Job* j : group) {
-        for (int d = 0; d < kDdirs; ++d) {
-          if (j->ts->ddir[d].total_ios == 0) continue;
-          j->bw_samples[d].push_back(static_cast<double>(j->window_bytes[d]) / 1024 / sample_period.ToSeconds());
-          j->iops_samples[d].push_back(static_cast<double>(j->window_ios[d]) / sample_period.ToSeconds());
-          j->window_bytes[d] = j->window_ios[d] = 0;
-        }
-      }
-      next_sample = next_sample + sample_period;
-    }
     uint64_t ios = 0;
     for (Job* j : group) ios += j->ios;
     iops_batches.Add(static_cast<double>(ios - last_ios) / control_.batch.ToSeconds());
@@ -742,6 +831,9 @@ std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) 
       std::copy(std::begin(o.bs_max), std::end(o.bs_max), ts.bs_max);
       ts.ioengine_name = o.ioengine_name;
       ts.sync_engine = IsSync(o.ioengine);
+      if (o.log.bw) j->bw_period_ms = o.log.avg_msec;  // init.c: bw_avg_time = log_avg_msec
+      if (o.log.iops) j->iops_period_ms = o.log.avg_msec;
+      if (job_reports_ && o.log.any()) j->logs = std::make_unique<JobLogs>(o, number + 1);
       if (static_cast<int>(groups.size()) <= group) groups.resize(static_cast<size_t>(group) + 1);
       groups[static_cast<size_t>(group)].push_back(j.get());
       jobs_.push_back(std::move(j));
@@ -862,6 +954,11 @@ FioReport Workload::Run() {
     report.groups.push_back(MakeGroupStat(static_cast<int>(g), entities));
     report.entities.insert(report.entities.end(), entities.begin(), entities.end());
   }
+  std::vector<const JobLogs*> logs;
+  for (auto& j : jobs_) {
+    if (j->logs != nullptr) logs.push_back(j->logs.get());
+  }
+  report.logs = LogFiles(logs);
   return report;
 }
 

@@ -126,6 +126,9 @@ class Workload {
   // Creates the jobs of every group (report headers filled).
   std::vector<std::vector<Job*>> BuildJobs(FioReport& report);
   void Account(Job& job, IoU& u, sim::Time now);
+  void LogCompletion(Job& job, const IoU& u, uint64_t clat, uint64_t lat, sim::Time now);
+  void StartSampling(Job& job);
+  void TakeRateSamples(const std::vector<Job*>& group, sim::Time until);
   void PrepareIo(Job& job, IoU& u);
   // Runs the jobs of one group to their end; returns the simulated time
   // the job file asked for (ramp + runtime, or an estimate for size-bound

@@ -111,7 +111,9 @@ const std::vector<Case>& Cases() {
          EXPECT_TRUE(f.jobs[0].group_reporting);
          EXPECT_EQ(f.jobs[1].description, "Then overwrite it at random");
          EXPECT_TRUE(f.jobs[1].stonewall);
-         EXPECT_EQ(f.notes.size(), 1u);  // no log files
+         EXPECT_TRUE(f.notes.empty());  // the bandwidth logs are written
+         EXPECT_TRUE(f.jobs[1].log.bw);
+         EXPECT_EQ(f.jobs[1].log.bw_prefix, "churn-bw");
        }},
       {"accept_chained_groups.fio",
        [](const JobFile& f) {

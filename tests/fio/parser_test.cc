@@ -617,7 +617,32 @@ TEST(OptionClassTest, NoEffectOptionsAreAcceptedAndRecorded) {
                           "randseed", "threads"));
   EXPECT_THAT(Names(f.jobs[0].options), ElementsAre("write_bw_log", "write_lat_log"));
   EXPECT_TRUE(f.jobs[0].options[1].bare);
-  EXPECT_THAT(f.notes, testing::Contains(HasSubstr("viosim writes none of them")));
+  EXPECT_THAT(f.notes, testing::Not(testing::Contains(HasSubstr("log"))));
+}
+
+TEST(OptionClassTest, LogOptionsFillTheJobsLogOptions) {
+  JobFile f = Parse(
+      "[global]\nwrite_iops_log=all\nlog_avg_msec=250\n[j]\nwrite_bw_log=bw\nwrite_lat_log\n"
+      "write_hist_log\nlog_hist_msec=100\nlog_hist_coarseness=3\nlog_max_value=1\nlog_offset=1\n"
+      "log_prio=1\nper_job_logs=0\n[k]\nwrite_iolog=x\nlog_unix_epoch=1\n");
+  ASSERT_EQ(f.jobs.size(), 2u);
+  const LogOptions& l = f.jobs[0].log;
+  EXPECT_TRUE(l.bw && l.lat && l.iops && l.hist);
+  EXPECT_EQ(l.bw_prefix, "bw");
+  EXPECT_EQ(l.lat_prefix, "");
+  EXPECT_EQ(l.iops_prefix, "all");  // from [global]
+  EXPECT_EQ(l.avg_msec, 250);
+  EXPECT_EQ(l.hist_msec, 100);
+  EXPECT_EQ(l.hist_coarseness, 3);
+  EXPECT_TRUE(l.max_value && l.offset && l.prio);
+  EXPECT_FALSE(l.per_job_logs);
+  const LogOptions& k = f.jobs[1].log;
+  EXPECT_TRUE(k.iops && !k.bw && k.per_job_logs && !k.offset);
+  EXPECT_THAT(f.notes, testing::Contains(HasSubstr("write_iolog")));
+  EXPECT_THAT(f.notes, testing::Contains(HasSubstr("log_unix_epoch")));
+  EXPECT_EQ(FirstError("[j]\nlog_hist_coarseness=7\n"),
+            "job.fio:2: option 'log_hist_coarseness': 7 is above the maximum of 6");
+  EXPECT_EQ(FirstError("[j]\nlog_offset=2\n"), "job.fio:2: option 'log_offset': 2 is out of range (0 or 1)");
 }
 
 TEST(OptionClassTest, NoEffectValuesAreStillChecked) {
