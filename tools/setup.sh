@@ -17,6 +17,7 @@ packages=(
   fio                # fio's own log tools read viosim's logs in tests (tests/fio)
   gnuplot-nox        # draws for fio2gnuplot and fio_generate_plots (tests/fio:logs_test)
   python3-pandas     # fiologparser_hist.py needs it, and numpy (tests/fio:logs_test)
+  python3-six        # fio2gnuplot imports it (tests/fio:logs_test)
   chromium           # headless browser the teaching page's test loads it in
 )
 # The batch systems the sharding tests start (tests/tools/), installed without
