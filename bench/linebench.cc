@@ -349,7 +349,7 @@ int Main(int argc, char** argv) {
     if (full == nullptr) {
       std::printf("    # service_ratio, near_share: not measured (no lock xadd run: --ops %s)\n", f.ops.c_str());
     } else if (max_threads < 2) {
-      std::printf("    # service_ratio, near_share: not measurable with one CPU (no second owner)\n");
+      std::printf("    # service_ratio, near_share: not measurable with one thread (one CPU or --max-threads 1: no second owner)\n");
     } else {
       const Analysis& a = full->analysis;
       if (a.ratio.has_value()) {
