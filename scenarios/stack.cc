@@ -58,8 +58,9 @@ absl::Span<const StackPart> StackParts() {
       stacks::VirtioBlkPart(),
       stacks::VirtioBlkMqPart(),
       stacks::Raid10Part(),
+      stacks::Raid1Part(),
   };
-  return absl::MakeConstSpan(parts, 4);
+  return absl::MakeConstSpan(parts, 5);
 }
 
 absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s) {

@@ -17,6 +17,9 @@ StackPart VirtioBlkMqPart();
 // stack.raid10: md raid10 near-2 over two brd ramdisks on a bare-metal host
 // (the raid10-unplug case).
 StackPart Raid10Part();
+// stack.raid1: md raid1 over two brd ramdisks on a bare-metal host (the
+// raid1 case on raid10-unplug's host).
+StackPart Raid1Part();
 
 }  // namespace viosim::stacks
 

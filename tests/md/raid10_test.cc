@@ -12,23 +12,13 @@
 #include "models/sync/wait_queue.h"
 #include "sim/task.h"
 #include "sim/time.h"
+#include "tests/md/md_test_util.h"
 #include "tests/sync/machine.h"
 
 namespace models {
 namespace {
 
 using sim::Time;
-
-class CountingSink : public CompletionSink {
- public:
-  sim::Task Complete(BlockRequest& rq, Cpu& cpu) override {
-    (void)cpu;
-    rq.done = true;
-    ++completed;
-    co_return;
-  }
-  int completed = 0;
-};
 
 Raid10Costs Costs() {
   Raid10Costs c;
@@ -40,14 +30,6 @@ Raid10Costs Costs() {
   return c;
 }
 
-BrdCosts Brds() {
-  BrdCosts b;
-  b.submit_bio.value = Time::Nanos(100);
-  b.lookup_page.value = Time::Nanos(100);
-  b.copy_page.value = Time::Nanos(500);
-  return b;
-}
-
 // One task on CPU 0 submits `writes` writes then `reads` reads, one at a
 // time; returns the array after the run.
 struct Array {
@@ -57,7 +39,7 @@ struct Array {
   std::vector<BlockRequest> rqs;
 
   explicit Array(bool wake_up_barrier)
-      : raid(machine.sim, Costs(), Brds(), Raid10Params{wake_up_barrier}, EpycRomeHandoffCosts(),
+      : raid(machine.sim, Costs(), TestBrds(), Raid10Params{wake_up_barrier}, EpycRomeHandoffCosts(),
              EpycRomeHandoffCosts()) {}
 
   sim::Task Body(Task& t) {

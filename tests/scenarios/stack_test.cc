@@ -68,7 +68,8 @@ TEST(StackTest, EachPartReportsTheMetricsItDeclares) {
       {"baremetal_optane.textproto", "base"},
       {"virtio_blk_kick_lock.textproto", "before"},
       {"virtio_blk_poll.textproto", "randread-4k-hipri1"},
-      {"raid10_unplug.textproto", "before"}};
+      {"raid10_unplug.textproto", "before"},
+      {"raid1_unplug.textproto", "before"}};
   std::set<std::string> built;
   for (const auto& [file, variant] : uses) {
     SCOPED_TRACE(file);

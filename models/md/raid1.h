@@ -1,0 +1,356 @@
+// md raid1 with two mirrors over two brd ramdisks, as of Linux 6.4
+// (drivers/md/raid1.c, raid1.h, raid1-10.c, md.c), under the direct-I/O
+// path of the array's block device file (block/fops.c) as fio's libaio
+// engine drives it: the same parts as models/md/raid10.h.
+//
+// Each kernel function on the path is one function, in raid1.c's order,
+// named after it, run by the submitting task on its CPU: brd completes
+// every bio inside its own submit_bio, so an I/O is submitted, copied and
+// completed within the task's io_submit.
+//
+//   read   blkdev_read_iter -> __blkdev_direct_IO_async -> submit_bio ->
+//          md_submit_bio -> raid1_make_request -> raid1_read_request:
+//          wait_read_barrier (atomic_inc of conf->nr_pending[idx], then
+//          READ_ONCE(conf->array_frozen)), read_balance (each mirror's
+//          rdev, nr_pending, head_position and next_seq_sect read; the
+//          chosen rdev's nr_pending +1, its seq_start and next_seq_sect
+//          written), the member bio cloned and queued on current->bio_list.
+//          brd's bio_endio runs raid1_end_read_request: update_head_pos,
+//          raid_end_bio_io (the aio completion, free_r1bio,
+//          allow_barrier), rdev_dec_pending.
+//   write  blkdev_write_iter opens a plug; raid1_make_request ->
+//          md_write_start -> raid1_write_request: wait_barrier
+//          (_wait_barrier: atomic_inc of conf->nr_pending[idx], smp_mb,
+//          READ_ONCE(conf->array_frozen), atomic_read(&conf->barrier[idx])),
+//          each mirror's rdev->nr_pending +1, per mirror a clone put on
+//          the plug callback's list (blk_check_plugged kzallocs the
+//          raid1_plug_cb on the first: once per write here),
+//          r1_bio_write_done, and wake_up(&conf->wait_barrier) ("in case
+//          raid1d snuck in to freeze_array"). blk_finish_plug runs
+//          raid1_unplug -> flush_bio_list: wake_up(&conf->wait_barrier),
+//          then each clone to brd, ending in raid1_end_write_request
+//          (find_bio_disk's update_head_pos, rdev_dec_pending,
+//          r1_bio_write_done; the last ends the master: close_write,
+//          raid_end_bio_io); kfree of the callback.
+//
+// allow_barrier is _allow_barrier(conf, idx): atomic_dec of
+// conf->nr_pending[idx] and an unconditional wake_up(&conf->wait_barrier).
+// So at v6.4 every read takes the wait queue's spinlock once and every
+// write three times (raid1_write_request's end, flush_bio_list,
+// allow_barrier), with nobody ever queued on it. Raid1Params::
+// wake_up_barrier is the later fix (Jack Wang, "raid1: prevent unnecessary
+// call to wake_up() in fast path", linux-raid, 3 July 2023): every one of
+// those becomes `if (wq_has_sleeper()) wake_up()`.
+//
+// Shared lines (CacheLine: an access pays the move of the line from the
+// CPU that wrote it last, by distance), from struct r1conf's layout
+// (docs/raid1.md gives the offsets and their sources):
+//   - the bucket arrays: conf->nr_pending and conf->barrier each point to a
+//     page of 1024 atomic_t (kcalloc(BARRIER_BUCKETS_NR), page-aligned);
+//     bucket idx = sector_to_idx(sector) = hash_long(sector >> 17, 10) is
+//     on that page's line idx / 16. The 16 barrier units of a 1 GiB array
+//     hash to 16 distinct lines of each page.
+//   - r1conf bytes 64-127: wait_barrier's lock word (the Spinlock) and list
+//     head (the CacheLine the wait queue walks), resync_lock, and the
+//     nr_pending / nr_waiting / nr_queued pointers that every barrier call
+//     reads: the pointer's line is the lock's line.
+//   - r1conf bytes 128-191: the barrier pointer and array_frozen (read
+//     only here).
+//   - conf->mirrors: four 32-byte raid1_info (raid_disks * 2, the second
+//     half for replacements) in a 128-byte allocation: mirrors 0-1 on one
+//     line, written by read_balance (seq_start, next_seq_sect) and
+//     update_head_pos; 2-3 (empty) on the next, read only.
+//   - each rdev's nr_pending line.
+// Fields only ever read by this workload cost nothing after a CPU's first
+// copy; they are accessed anyway, so each access the source makes is one.
+//
+// Kept as in the source but not reached by this workload: the barrier
+// slow paths under conf->resync_lock (a barrier raised by resync or
+// recovery, or freeze_array) and raid1_unplug's from_schedule branch with
+// conf->device_lock. The kernel's code here runs with preemption off.
+#ifndef VIOSIM_MODELS_MD_RAID1_H_
+#define VIOSIM_MODELS_MD_RAID1_H_
+
+#include <array>
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "models/block/block_stack.h"
+#include "models/cpu/cpu.h"
+#include "models/cpu/param.h"
+#include "models/md/brd.h"
+#include "models/sync/cache_line.h"
+#include "models/sync/handoff_costs.h"
+#include "models/sync/spinlock.h"
+#include "models/sync/wait_queue.h"
+#include "sim/simulator.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace models {
+
+// The layouts the lines above come from: offsets computed from struct
+// r1conf and struct raid1_info of Linux 6.4's drivers/md/raid1.h for
+// x86_64 without debug options (spinlock_t 4 bytes, wait_queue_head_t 24:
+// lock, 4 bytes of padding, list_head; struct bio_list two pointers).
+// tests/md/raid1_layout_test.cc pins each offset to a mirror of the
+// struct. docs/raid1.md gives the sources.
+struct Raid1Field {
+  std::string_view name;
+  int offset;
+  int size;
+};
+inline constexpr Raid1Field kR1conf[] = {
+    {"mddev", 0, 8},
+    {"mirrors", 8, 8},
+    {"raid_disks", 16, 4},
+    {"device_lock", 20, 4},
+    {"retry_list", 24, 16},
+    {"bio_end_io_list", 40, 16},
+    {"pending_bio_list", 56, 16},
+    {"wait_barrier.lock", 72, 4},
+    {"wait_barrier.head", 80, 16},
+    {"resync_lock", 96, 4},
+    {"nr_sync_pending", 100, 4},
+    {"nr_pending", 104, 8},
+    {"nr_waiting", 112, 8},
+    {"nr_queued", 120, 8},
+    {"barrier", 128, 8},
+    {"array_frozen", 136, 4},
+    {"fullsync", 140, 4},
+    {"recovery_disabled", 144, 4},
+};
+inline constexpr Raid1Field kRaid1Info[] = {
+    {"rdev", 0, 8},
+    {"head_position", 8, 8},
+    {"next_seq_sect", 16, 8},
+    {"seq_start", 24, 8},
+};
+inline constexpr int kRaid1InfoSize = 32;
+inline constexpr int kLineBytes = 64;
+// The offset of `name` in `layout`; -1 if it has none.
+template <size_t N>
+constexpr int FieldOffset(const Raid1Field (&layout)[N], std::string_view name) {
+  for (const Raid1Field& f : layout) {
+    if (f.name == name) return f.offset;
+  }
+  return -1;
+}
+// The 64-byte line of a field in an allocation aligned to at least 64
+// bytes (r1conf: kzalloc, kmalloc-1k; mirrors: 128 bytes, kmalloc-128).
+template <size_t N>
+constexpr int FieldLine(const Raid1Field (&layout)[N], std::string_view name) {
+  return FieldOffset(layout, name) / kLineBytes;
+}
+// What the model's line objects stand for.
+static_assert(FieldLine(kR1conf, "wait_barrier.lock") == 1 && FieldLine(kR1conf, "wait_barrier.head") == 1 &&
+              FieldLine(kR1conf, "nr_pending") == 1 && FieldLine(kR1conf, "resync_lock") == 1);
+static_assert(FieldLine(kR1conf, "barrier") == 2 && FieldLine(kR1conf, "array_frozen") == 2);
+static_assert(2 * kRaid1InfoSize == kLineBytes);  // mirrors[0..1] on one line, [2..3] on the next
+
+// CPU costs of the path, per call, without the shared lines' transfers
+// (charged by the lines themselves). The names match Raid10Costs where the
+// kernel work is the same kind.
+struct Raid1Costs {
+  // block/fops.c and fs/aio.c: the bio, the pinned page, submit_bio.
+  Param<sim::Time> dio_submit;
+  // blkdev_bio_end_io_async: the aio event, the page released, bio_put.
+  Param<sim::Time> dio_complete;
+  // blk_start_plug / blk_finish_plug around every write.
+  Param<sim::Time> plug;
+  // md_submit_bio, md_handle_request, raid1_make_request (md_write_start
+  // for writes), alloc_r1bio from conf->r1bio_pool.
+  Param<sim::Time> make_request;
+  // The barrier's own instructions beside its line accesses (the smp_mb
+  // of _wait_barrier, the tests).
+  Param<sim::Time> barrier_check;
+  // read_balance's own work over the four mirror slots.
+  Param<sim::Time> read_balance;
+  // raid1_write_request's two loops over the four mirror slots (flag
+  // tests, bad-block checks, the clone's fields), beside the clones.
+  Param<sim::Time> write_disks;
+  // bio_alloc_clone, per clone.
+  Param<sim::Time> bio_clone;
+  // blk_check_plugged's kzalloc of a raid1_plug_cb; its kfree.
+  Param<sim::Time> plug_cb_alloc;
+  Param<sim::Time> plug_cb_free;
+  // raid1_end_{read,write}_request's own work.
+  Param<sim::Time> end_request;
+  // raid_end_bio_io: call_bio_endio (bio_end_io_acct, bio_endio of the
+  // master), close_write for writes, free_r1bio.
+  Param<sim::Time> end_bio_io;
+  // wq_has_sleeper: smp_mb() and the list check (wake_up_barrier only).
+  Param<sim::Time> has_sleeper;
+  // __wake_up_common's walk of the list under the queue's lock.
+  Param<sim::Time> wake_up_walk;
+};
+
+struct Raid1Params {
+  // Every wake_up(&conf->wait_barrier) of the fast path guarded by
+  // wq_has_sleeper (the July 2023 patch; see the file comment).
+  bool wake_up_barrier = false;
+  // The socket struct r1conf's memory (every line and lock word here) is
+  // on; -1: not modeled (HomedDistance).
+  int home_socket = -1;
+};
+
+class Raid1 final : public BlockStack {
+ public:
+  static constexpr int kMirrors = 2;
+  // BARRIER_BUCKETS_NR_BITS with 4 KiB pages (raid1.h), and
+  // BARRIER_UNIT_SECTOR_BITS.
+  static constexpr int kBucketBits = 10;
+  static constexpr int kBarrierUnitSectorBits = 17;
+  // atomic_t per 64-byte line of a bucket array.
+  static constexpr int kBucketsPerLine = 16;
+  static constexpr int kLinesPerArray = (1 << kBucketBits) / kBucketsPerLine;
+
+  // sector_to_idx(): hash_long(sector >> BARRIER_UNIT_SECTOR_BITS,
+  // BARRIER_BUCKETS_NR_BITS), hash_64's multiplicative hash on x86_64.
+  static int SectorToIdx(uint64_t sector);
+
+  // `lines`: the shared lines' transfer costs (and the locks' MCS nodes');
+  // `wait_lock`: the lock word's hand-off in conf->wait_barrier's
+  // qspinlock.
+  Raid1(sim::Simulator& sim, const Raid1Costs& costs, const BrdCosts& brd, const Raid1Params& params,
+        const LockHandoffCosts& lines, const LockHandoffCosts& wait_lock);
+  Raid1(const Raid1&) = delete;
+  Raid1& operator=(const Raid1&) = delete;
+  ~Raid1() override;
+
+  // The direct I/O of one request on /dev/md0 by the task running on
+  // `cpu`; it has completed (its sink was called) when this returns.
+  sim::Task Submit(Cpu& cpu, BlockRequest& rq, bool last) override;
+  sim::Task Poll(Cpu& cpu, BlockRequest& rq) override;
+  void ResetStats() override;
+
+  const Raid1Params& params() const { return params_; }
+  const WaitQueue& wait_barrier() const { return wait_barrier_; }
+  const Spinlock& resync_lock() const { return resync_lock_; }
+  const Spinlock& device_lock() const { return device_lock_; }
+  const Brd& brd(int i) const { return *brds_[static_cast<size_t>(i)]; }
+
+  // The shared lines by field group, for reports and tests.
+  // conf->nr_pending[]'s lines (of the 64 in its page) that were touched.
+  std::vector<const CacheLine*> nr_pending_lines() const { return Touched(nr_pending_); }
+  std::vector<const CacheLine*> barrier_lines() const { return Touched(barrier_); }
+  const CacheLine& conf_wait_line() const { return conf_wait_line_; }    // r1conf bytes 64-127
+  const CacheLine& conf_frozen_line() const { return conf_frozen_line_; }  // r1conf bytes 128-191
+  const CacheLine& mirrors_line() const { return mirrors_; }               // mirrors[0..1]
+  const CacheLine& replacements_line() const { return replacements_; }     // mirrors[2..3]
+  const CacheLine& rdev_pending(int i) const { return *rdev_pending_[static_cast<size_t>(i)]; }
+
+  struct Stats {
+    uint64_t reads = 0, writes = 0;
+    uint64_t plug_cbs = 0;             // raid1_plug_cb allocations
+    uint64_t unplugs = 0;              // raid1_unplug calls
+    uint64_t barrier_slow_paths = 0;   // _wait_barrier / wait_read_barrier past their fast path
+    uint64_t wake_up_locked = 0;       // wake_up(&conf->wait_barrier) calls (take the lock)
+    uint64_t allow_barrier_wake_ups = 0;  // of those, from _allow_barrier
+    uint64_t has_sleeper_checks = 0;   // wq_has_sleeper checks (wake_up_barrier)
+    sim::Time dio;  // direct I/O and aio above md
+    sim::Time md;   // md and raid1, shared lines included
+    sim::Time brd;  // brd_submit_bio
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct Bio;
+  struct R1Bio;
+  struct PlugCb;
+  struct Plug;
+  struct BioList;
+  using LineArray = std::array<std::unique_ptr<CacheLine>, kLinesPerArray>;
+  static std::vector<const CacheLine*> Touched(const LineArray& a);
+
+  // An access's awaiter whose time is added to md's when it resumes.
+  struct MdAwaiter {
+    Cpu::WorkAwaiter work;
+    Raid1* raid;
+    sim::Time start;
+    uint64_t epoch = 0;
+    bool await_ready() const noexcept { return work.await_ready(); }
+    void await_suspend(std::coroutine_handle<> h) {
+      start = raid->sim_->Now();
+      epoch = raid->epoch_;
+      work.await_suspend(h);
+    }
+    void await_resume() const noexcept {
+      if (!work.await_ready() && epoch == raid->epoch_) raid->stats_.md += raid->sim_->Now() - start;
+    }
+  };
+  MdAwaiter Md(Cpu::WorkAwaiter w) { return MdAwaiter{w, this, sim::Time::Zero()}; }
+  MdAwaiter Md(Cpu& cpu, sim::Time t) { return Md(cpu.Run(t)); }
+
+  // block/fops.c and block/blk-core.c (Submit is blkdev_{read,write}_iter).
+  sim::Task BlkFinishPlug(Cpu& cpu, Plug& plug);
+  sim::Task SubmitBioNoacct(Cpu& cpu, Bio& bio);
+  sim::Task MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list);
+
+  // drivers/md/raid1.c, in its order.
+  sim::Task RaidEndBioIo(Cpu& cpu, R1Bio& r1);
+  MdAwaiter UpdateHeadPos(Cpu& cpu, int disk, R1Bio& r1);
+  sim::Task EndReadRequest(Cpu& cpu, Bio& bio);
+  sim::Task R1BioWriteDone(Cpu& cpu, R1Bio& r1);
+  sim::Task EndWriteRequest(Cpu& cpu, Bio& bio);
+  sim::Task ReadBalance(Cpu& cpu, R1Bio& r1);
+  sim::Task FlushBioList(Cpu& cpu, PlugCb& cb);
+  sim::Task WaitBarrierSlow(Cpu& cpu, int idx, bool read);  // the part under resync_lock
+  sim::Task WaitBarrier(Cpu& cpu, int idx);                 // _wait_barrier
+  sim::Task WaitReadBarrier(Cpu& cpu, int idx);
+  sim::Task AllowBarrier(Cpu& cpu, int idx);                // _allow_barrier
+  sim::Task Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule);
+  sim::Task ReadRequest(Cpu& cpu, R1Bio& r1, BioList& bio_list);
+  sim::Task WriteRequest(Cpu& cpu, R1Bio& r1, Plug* plug);
+  sim::Task MakeRequest(Cpu& cpu, R1Bio& r1, Plug* plug, BioList& bio_list);
+  // wake_up(&conf->wait_barrier), or with wake_up_barrier its guarded form.
+  sim::Task WakeUpBarrier(Cpu& cpu);
+  // md.h: rdev_dec_pending's atomic_dec_and_test.
+  MdAwaiter RdevDecPending(Cpu& cpu, int disk);
+  PlugCb* BlkCheckPlugged(Plug& plug, sim::Time* cost);
+
+  CacheLine& BucketLine(LineArray& a, const char* array, int idx);
+
+  R1Bio* AllocR1Bio();
+  void FreeR1Bio(R1Bio* r1);
+
+  sim::Simulator* sim_;
+  Raid1Costs costs_;
+  Raid1Params params_;
+  LockHandoffCosts line_costs_;
+  std::array<std::unique_ptr<Brd>, kMirrors> brds_;
+  // struct r1conf and what it points to.
+  WaitQueue wait_barrier_;
+  CacheLine conf_wait_line_;
+  CacheLine conf_frozen_line_;
+  Spinlock resync_lock_;
+  Spinlock device_lock_;
+  int array_frozen_ = 0;
+  LineArray nr_pending_;
+  LineArray barrier_;
+  std::array<int64_t, 1 << kBucketBits> nr_pending_count_{};
+  std::array<int64_t, 1 << kBucketBits> barrier_count_{};
+  CacheLine mirrors_;
+  CacheLine replacements_;
+  struct MirrorInfo {
+    uint64_t head_position = 0;
+    uint64_t next_seq_sect = 0;
+    uint64_t seq_start = 0;
+  };
+  std::array<MirrorInfo, kMirrors> mirror_info_{};
+  std::array<std::unique_ptr<CacheLine>, kMirrors> rdev_pending_;
+  std::array<int64_t, kMirrors> rdev_pending_count_{};
+  std::vector<std::unique_ptr<R1Bio>> r1_all_;
+  std::vector<R1Bio*> r1_free_;
+  std::vector<std::unique_ptr<PlugCb>> cb_all_;
+  std::vector<PlugCb*> cb_free_;
+  Stats stats_;
+  uint64_t epoch_ = 0;
+};
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_MD_RAID1_H_
