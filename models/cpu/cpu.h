@@ -156,6 +156,9 @@ class alignas(64) Cpu {
   void PreemptEnable() {
     if (--preempt_count_ == 0 && need_resched_) MaybeReschedule();
   }
+  // preempt_enable_no_resched(): the count falls without acting on a
+  // pending reschedule (the caller is about to call schedule() itself).
+  void PreemptEnableNoResched() { --preempt_count_; }
   int preempt_count() const { return preempt_count_; }
   // Whether the current task may be preempted now (preempt count zero,
   // interrupts on, not in an interrupt or exit).

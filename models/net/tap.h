@@ -60,6 +60,7 @@ class Tap {
   }
 
   const Spinlock& wq_lock() const { return wq_lock_; }
+  Spinlock& wq_lock() { return wq_lock_; }
   void ResetStats() { wq_lock_.ResetStats(); }
 
  private:

@@ -86,19 +86,23 @@ sim::Task VhostDev::WakeUpWorker(Cpu& cpu, WakeCase found) {
   }
 }
 
-// vhost_worker(), Linux 3.0. The task may change CPU in schedule(), so its
-// CPU is read again after every switch.
+// vhost_worker(), Linux 3.0.27 (drivers/vhost/vhost.c). The task may
+// change CPU in schedule(), so its CPU is read again after every switch.
+// PREEMPT_NONE: preemption stays off outside schedule() (the header).
 sim::Task VhostDev::Worker() {
   VhostWork* work = nullptr;
   uint64_t seq = 0;
+  worker_.cpu()->PreemptDisable();
   for (;;) {
     // "mb paired w/ kthread_stop": set_current_state(TASK_INTERRUPTIBLE).
     worker_.SetState(Task::State::kInterruptible);
     Cpu* cpu = worker_.cpu();
     const sim::Time spin_from = sim_->Now();
+    // A free lock is taken at once (its word's move, if any, is not spinning).
+    const bool spins = work_lock_.locked();
     co_await work_lock_.LockIrqSave(*cpu);  // spin_lock_irq(&dev->work_lock)
     cpu = worker_.cpu();
-    stats_.work_lock_spin += sim_->Now() - spin_from;
+    if (spins) stats_.work_lock_spin += sim_->Now() - spin_from;
     if (work != nullptr) {
       work->done_seq = seq;  // no flusher waits in this model (work->flushing)
     }
@@ -119,11 +123,19 @@ sim::Task VhostDev::Worker() {
       ++work->runs;
       ++stats_.items_run;
       co_await work->fn(worker_);
-      co_await worker_.Schedule();  // if (need_resched()) schedule();
+      if (params_.resched_after_work) co_await Schedule();  // 3.10: if (need_resched()) schedule();
     } else {
-      co_await worker_.Schedule();
+      co_await Schedule();
     }
   }
+}
+
+// schedule() from the worker's loop: the only place a PREEMPT_NONE kernel
+// switches it out (a reschedule asked for meanwhile is served here).
+sim::Task VhostDev::Schedule() {
+  worker_.cpu()->PreemptEnableNoResched();
+  co_await worker_.Schedule();
+  worker_.cpu()->PreemptDisable();
 }
 
 sim::Time VhostDev::WorkerScheduleTime() const {

@@ -12,10 +12,16 @@
 //     spin_unlock_irqrestore(&dev->work_lock, flags);
 //     (after ac9fde24 the wake-up follows the unlock)
 //
-//   vhost_worker(): for (;;) { set_current_state(TASK_INTERRUPTIBLE);
+//   vhost_worker(), 3.0.27: for (;;) { set_current_state(TASK_INTERRUPTIBLE);
 //     spin_lock_irq(&dev->work_lock); take the first item, if any;
 //     spin_unlock_irq(); if (work) { __set_current_state(TASK_RUNNING);
-//     work->fn(work); if (need_resched()) schedule(); } else schedule(); }
+//     work->fn(work); } else schedule(); }
+//   (drivers/vhost/vhost.c, v3.0.27: no need_resched() check after an
+//   item; 3.10 adds `if (need_resched()) schedule();`, set
+//   VhostParams::resched_after_work for it.) Under the 3.0 default
+//   PREEMPT_NONE (kernel/Kconfig.preempt) a kernel thread is switched out
+//   only where it calls schedule(): the worker runs its loop with
+//   preemption off, so with work listed it keeps its CPU.
 //
 // The one field the two variants of the case differ in is
 // VhostParams::wake_outside_lock. Who wakes the worker and in which state
@@ -52,6 +58,9 @@ struct VhostParams {
   // through the whole wake-up; off, concurrent wake-ups do not exclude
   // each other.
   bool ttwu_pi_lock = false;
+  // 3.10's `if (need_resched()) schedule();` after each item (absent from
+  // 3.0.27's vhost_worker()).
+  bool resched_after_work = false;
 };
 
 struct VhostCosts {
@@ -110,6 +119,8 @@ class VhostDev {
   Task& worker() { return worker_; }
   const Spinlock& work_lock() const { return work_lock_; }
   const Spinlock& pi_lock() const { return pi_lock_; }
+  Spinlock& work_lock() { return work_lock_; }
+  Spinlock& pi_lock() { return pi_lock_; }
   const VhostStats& stats() const { return stats_; }
   // The worker's CPU time since the reset as top shows it: its runtime
   // plus the context switches into it (which the kernel charges to the
@@ -121,6 +132,7 @@ class VhostDev {
 
  private:
   sim::Task Worker();
+  sim::Task Schedule();
   sim::Task WakeUpWorker(Cpu& cpu, WakeCase found);
 
   sim::Simulator* sim_;

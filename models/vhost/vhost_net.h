@@ -58,6 +58,7 @@ class EventFd {
     wqh_lock_.UnlockIrqRestore(cpu);
   }
   const Spinlock& lock() const { return wqh_lock_; }
+  Spinlock& lock() { return wqh_lock_; }
   void ResetStats() { wqh_lock_.ResetStats(); }
 
  private:

@@ -60,6 +60,12 @@ class Rig final : public VhostNetRig {
         pi_lock_(b.params.ttwu_pi_lock) {
     // Linux 3.0's try_to_wake_up() spins while the task is still on its CPU.
     m_->sched().set_ttwu_spins_on_cpu(true);
+    // A 3.0 ticket spin_lock's xadd needs the lock word in this CPU's cache:
+    // a free lock last held on another CPU costs the word's move from there.
+    for (models::Spinlock* l : {&dev_.work_lock(), &dev_.pi_lock(), &kick_tx_.lock(), &kick_rx_.lock(),
+                                &call_rx_.lock(), &call_tx_.lock(), &tap_.wq_lock()}) {
+      l->set_uncontended_moves(true);
+    }
     tap_.set_poll_wakeup([this](models::Cpu& c) { return net_.RxNetWakeup(c); });
     kick_tx_.set_wakeup([this](models::Cpu& c) { return net_.TxKickWakeup(c); });
     kick_rx_.set_wakeup([this](models::Cpu& c) { return net_.RxKickWakeup(c); });
@@ -264,6 +270,8 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
   absl::StatusOr<sim::Time> handoff = LockHandoff(s.platform());
   if (!handoff.ok()) return handoff.status();
   b.handoff = models::LockHandoffCosts::Uniform(*handoff);
+  // The last holder is this CPU: the word is in its own cache and does not move.
+  b.handoff.same_cpu = {sim::Time::Zero(), {models::SourceKind::kDefined, "no transfer: the line is in this CPU's cache"}};
 
   b.tcp.streams.value = w.streams();
   b.tcp.mss.value = b.link.mss();
