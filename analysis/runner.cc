@@ -219,6 +219,11 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
 absl::StatusOr<ReproducePlan> PlanReproduce(const viosim::ScenarioFile& file, const RunRequest& request) {
   ReproducePlan plan;
   const auto& published = file.scenario.published();
+  if (published.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file.path, ":1:1: field 'published': the file has no published cell, so nothing to reproduce "
+                                "(`viosim run` runs its variants)"));
+  }
   // Variants in file order, each once, that some published cell names.
   std::vector<std::string> candidates = viosim::VariantNames(file);
   if (candidates.front() != viosim::kBaseVariant) candidates.insert(candidates.begin(), viosim::kBaseVariant);

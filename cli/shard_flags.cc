@@ -1,5 +1,7 @@
 #include "cli/shard_flags.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -7,6 +9,21 @@
 #include "scenarios/input_file.h"
 
 namespace cli {
+
+CLI::Option* OutputPath(CLI::Option* o) {
+  static const CLI::Validator kOutputPath(
+      [](std::string& path) -> std::string {
+        if (path.empty()) return "an empty path names no file";
+        const std::filesystem::path p(path);
+        std::error_code ec;
+        if (p.has_parent_path() && !std::filesystem::is_directory(p.parent_path(), ec)) {
+          return absl::StrCat("'", path, "': directory '", p.parent_path().string(), "' does not exist");
+        }
+        return "";
+      },
+      "", "OUTPUT");
+  return o->group(kOutputGroup)->check(kOutputPath);
+}
 
 void AddShardFlags(CLI::App* cmd, ShardFlags* f) {
   cmd->add_flag("--list", f->list, "Print the id of each point this command runs, one a line, and run nothing");
@@ -59,8 +76,9 @@ CLI::App* AddMerge(CLI::App* app, MergeFlags* f) {
   merge->add_option("--format", f->format, "Output format, as the unsharded command takes it")
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();
-  merge->add_option("--output,-o", f->output, "Write the output to FILE (whole or not at all) instead of stdout")
-      ->type_name("FILE");
+  OutputPath(merge->add_option("--output,-o", f->output,
+                               "Write the output to FILE (whole or not at all) instead of stdout")
+                 ->type_name("FILE"));
   return merge;
 }
 
@@ -69,6 +87,12 @@ absl::StatusOr<analysis::Rendered> RunMerge(const MergeFlags& f, absl::string_vi
   for (const std::string& path : f.files) {
     absl::StatusOr<std::string> text = viosim::ReadInputFile(path, "part");
     if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
+    // A part is viosim's own JSON, UTF-8 throughout: any other byte is damage.
+    if (const std::string what = viosim::Utf8Problem(*text); !what.empty()) {
+      const size_t valid = viosim::ValidUtf8Prefix(*text);
+      const size_t line = 1 + static_cast<size_t>(std::count(text->begin(), text->begin() + valid, '\n'));
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", line, ": ", what));
+    }
     files.emplace_back(path, *std::move(text));
   }
   const analysis::Format format = f.format == "json"  ? analysis::Format::kJson

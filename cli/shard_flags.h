@@ -14,6 +14,16 @@
 
 namespace cli {
 
+// The help group of every flag that names a file or directory viosim
+// writes (--output, --trace, --report, --baseline): each is checked by
+// OutputPath's rule when the command line is read, before anything runs.
+inline constexpr char kOutputGroup[] = "Output";
+
+// Puts `o` in kOutputGroup and refuses, as bad usage, a value that is empty
+// (it names no file: `--output ''` must not mean standard output) or whose
+// directory does not exist. Returns `o`.
+CLI::Option* OutputPath(CLI::Option* o);
+
 struct ShardFlags {
   bool list = false;
   std::string shard;  // "K/N" as given; empty: not asked

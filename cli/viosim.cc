@@ -73,8 +73,9 @@ void AddShared(CLI::App* cmd, SharedFlags* f) {
                   "quotes, platform.scheduler=\"fair\")")
       ->type_name("PATH=VALUE");
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}));
-  cmd->add_option("--output,-o", f->output, "Write the output to FILE (whole or not at all) instead of stdout")
-      ->type_name("FILE");
+  cli::OutputPath(
+      cmd->add_option("--output,-o", f->output, "Write the output to FILE (whole or not at all) instead of stdout")
+          ->type_name("FILE"));
 }
 
 analysis::Format ToFormat(const std::string& s) {
@@ -272,10 +273,10 @@ int main(int argc, char** argv) {
   bool perf = false;
   run->add_option("scenario", run_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
   run->add_option("--variant,-v", run_variants, "Variant to run (repeatable; default: all)")->type_name("NAME");
-  run->add_option("--trace", trace_path,
-                  "Write a Chrome/Perfetto JSON trace of the first 1ms of the measured window to FILE "
-                  "(FILE.<variant>.json when several variants run)")
-      ->type_name("FILE");
+  cli::OutputPath(run->add_option("--trace", trace_path,
+                                  "Write a Chrome/Perfetto JSON trace of the first 1ms of the measured window to "
+                                  "FILE (FILE.<variant>.json when several variants run)")
+                      ->type_name("FILE"));
   run->add_flag("--perf", perf, "Print wall-clock speed (events and acquisitions per second) to stderr");
   AddShared(run, &run_f);
 
@@ -309,7 +310,8 @@ int main(int argc, char** argv) {
   cli::ShardFlags sweep_shard;
   cli::AddShardFlags(sweep, &sweep_shard);
   std::string sweep_report;
-  CLI::Option* sweep_report_opt = sweep->add_option("--report", sweep_report, kReportHelp)->type_name("DIR");
+  CLI::Option* sweep_report_opt =
+      cli::OutputPath(sweep->add_option("--report", sweep_report, kReportHelp)->type_name("DIR"));
 
   CLI::App* cal = app.add_subcommand(
       "calibrate", "Fit one field so that a variant reproduces its published CALIBRATION cell, by bisection");
@@ -345,7 +347,7 @@ int main(int argc, char** argv) {
   cli::MergeFlags merge_f;
   CLI::App* merge = cli::AddMerge(&app, &merge_f);
   std::string rep_report;
-  CLI::Option* rep_report_opt = rep->add_option("--report", rep_report, kReportHelp)->type_name("DIR");
+  CLI::Option* rep_report_opt = cli::OutputPath(rep->add_option("--report", rep_report, kReportHelp)->type_name("DIR"));
   // Prediction bands (analysis/bands.h, docs/cli.md).
   analysis::BandSpec band_spec;
   rep->add_option("--bands", band_spec.k,
@@ -364,7 +366,9 @@ int main(int argc, char** argv) {
   bool update_baseline = false;
   gate->add_option("scenarios", gate_paths, "Scenario files (default: all with published values)")
       ->type_name("SCENARIO");
-  gate->add_option("--baseline", baseline_path, "Baseline of modeled values")->capture_default_str();
+  cli::OutputPath(gate->add_option("--baseline", baseline_path,
+                                   "Baseline of modeled values (read; rewritten by --update-baseline)")
+                      ->capture_default_str());
   gate->add_flag("--update-baseline", update_baseline, "Rewrite the baseline from this run's modeled values");
   AddShared(gate, &gate_f);
   cli::ShardFlags gate_shard;
@@ -390,7 +394,7 @@ int main(int argc, char** argv) {
   AddShared(explain, &explain_f);
   std::string explain_report;
   CLI::Option* explain_report_opt =
-      explain->add_option("--report", explain_report, kReportHelp)->type_name("DIR");
+      cli::OutputPath(explain->add_option("--report", explain_report, kReportHelp)->type_name("DIR"));
 
   CLI::App* fio_cmd = app.add_subcommand(
       "fio", "Run an fio job file on a modeled stack and answer in fio 3.33's own output formats");
@@ -427,14 +431,15 @@ int main(int argc, char** argv) {
          "--seed", [&](const std::string& v) { fio_seed = v, fio_seed_set = true; },
          "Random seed (overrides run.seed)")
       ->type_name("N");
-  fio_cmd->add_option("--output,-o", fio_output, "Write the output to FILE (whole or not at all)")
-      ->type_name("FILE");
+  cli::OutputPath(fio_cmd->add_option("--output,-o", fio_output, "Write the output to FILE (whole or not at all)")
+                      ->type_name("FILE"));
   std::string fio_log_dir = ".";
-  fio_cmd->add_option("--log-dir", fio_log_dir,
-                      "Write the job's log files (write_bw_log, write_lat_log, write_iops_log, write_hist_log) "
-                      "into DIR, all whole or none (fio writes them in its working directory)")
-      ->capture_default_str()
-      ->type_name("DIR");
+  cli::OutputPath(fio_cmd->add_option("--log-dir", fio_log_dir,
+                                      "Write the job's log files (write_bw_log, write_lat_log, write_iops_log, "
+                                      "write_hist_log) into DIR, all whole or none (fio writes them in its working "
+                                      "directory)")
+                      ->capture_default_str()
+                      ->type_name("DIR"));
 
   try {
     app.parse(argc, argv);

@@ -90,8 +90,8 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
       {"bw_mib_s", [&win] { return win.bytes; }, elapsed, 1.0 / (1 << 20)},
       {"clat_mean_us", [&win] { return win.clat_ns; }, ios, 1e-3},
       {"lat_mean_us", [&win] { return win.lat_ns; }, ios, 1e-3},
-      {"usr_cpu_pct", [&win] { return win.usr.ToSeconds(); }, cpu_s, 100},
-      {"sys_cpu_pct", [&win] { return win.sys.ToSeconds(); }, cpu_s, 100},
+      {"usr_cpu_pct", [&w] { return w.WindowCpu(true).ToSeconds(); }, cpu_s, 100},
+      {"sys_cpu_pct", [&w] { return w.WindowCpu(false).ToSeconds(); }, cpu_s, 100},
   };
   for (sim::RatioMetric& r : stack.Metrics()) metrics.push_back(std::move(r));
   auto reset = [&] {
@@ -131,10 +131,9 @@ absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const 
   };
   if (absl::Status st = Measure(sim, plan, options, reset, m.cpus(), r.Metrics(), &out); !st.ok()) return st;
   for (const auto& [name, stat] : r.Locks()) out.locks.push_back(ToRow(name, stat));
-  const double window = m.ElapsedS();
   out.cpu_states = CpuColumns(/*vcpu=*/false);
   for (const models::Cpu* c : m.cpus()) {
-    const StackExtras::CpuShares shares = CpuSharesOf(*c, window, /*vcpu=*/false);
+    const StackExtras::CpuShares shares = CpuSharesOf(*c, /*vcpu=*/false);
     out.cpus.push_back(CpuRow{shares.name, shares.pct, shares.irq_off_pct});
   }
   return out;
@@ -292,10 +291,9 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   if (!measured.ok()) return measured;
 
   out.locks.push_back(ToRow(lock.name(), lock.stat()));
-  const double window = (sim.Now() - start).ToSeconds();
   out.cpu_states = CpuColumns(/*vcpu=*/false);
   for (const auto& c : cpus) {
-    const StackExtras::CpuShares shares = CpuSharesOf(*c, window, /*vcpu=*/false);
+    const StackExtras::CpuShares shares = CpuSharesOf(*c, /*vcpu=*/false);
     out.cpus.push_back(CpuRow{shares.name, shares.pct, shares.irq_off_pct});
   }
   return out;

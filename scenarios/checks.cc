@@ -99,6 +99,17 @@ class Origins {
   // "FILE" or "FILE (variant 'v')".
   std::string where() const { return where_ + suffix_; }
 
+  // Where the variant is defined, for a problem with no field of its own
+  // written anywhere: "FILE:LINE:COLUMN (variant 'v')" at its definition
+  // (or at the matrix that made it), or the file's start for the base.
+  std::string Definition() const {
+    std::string at = file_.path;
+    if (variant_index_ >= 0) at = FieldLocation(file_, absl::StrCat("variant[", variant_index_, "]"));
+    if (at == file_.path && variant_index_ >= 0) at = FieldLocation(file_, "matrix");
+    if (at == file_.path) at = absl::StrCat(file_.path, ":1:1");
+    return at + suffix_;
+  }
+
   // Run-level assignments are applied after the overlay and win over it;
   // file-level ones edit the variant's overlay, which wins over the base.
   Origin Of(absl::string_view path) const {
@@ -253,6 +264,15 @@ void CheckRun(const Scenario& s, Checker& c) {
     c.Add(p, absl::StrCat(p.Field("run.duration", s.run().duration()), " and ",
                           p.Field("run.warmup", s.run().warmup()), " add up to more than ",
                           Shown(kMaxSimulatedTime), ", the most simulated time viosim runs"));
+  }
+  // The window is cut into batches at whole picoseconds (sim/measurement.h):
+  // each batch needs one at least, or it measures nothing.
+  const int batches = s.run().batches();
+  if (duration < sim::Time::Picos(batches)) {
+    const Problem p = c.About({"run.duration", "run.batches"});
+    c.Add(p, absl::StrCat(p.Field("run.duration", s.run().duration()), " cannot be cut into ",
+                          p.Field("run.batches", batches), " batches of one picosecond or more; it must be at least ",
+                          Shown(sim::Time::Picos(batches))));
   }
 }
 
@@ -727,17 +747,16 @@ absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view v
                                    const Scenario& resolved) {
   const Origins origins(file, variant, overrides, last_flag);
   Checker c(origins);
+  if (resolved.workload().kind_case() != Workload::KIND_NOT_SET) CheckRun(resolved, c);
   switch (resolved.workload().kind_case()) {
     case Workload::kLockbench:
-      CheckRun(resolved, c);
       CheckLockBench(resolved, c);
       return c.ToStatus();
     case Workload::kIperf:
-      CheckRun(resolved, c);
       CheckIperf(resolved, c);
       return c.ToStatus();
     case Workload::kFio: {
-      if (resolved.workload().fio().job_file().empty()) return c.ToStatus();  // the builder requires it
+      if (!c.ok() || resolved.workload().fio().job_file().empty()) return c.ToStatus();  // the builder requires it
       absl::StatusOr<fio::JobFile> jobs = ScenarioJobs(file, resolved, c);
       if (!jobs.ok()) return jobs.status();
       return CheckStackAndJobs(resolved, *jobs, std::nullopt, c);
@@ -745,6 +764,13 @@ absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view v
     case Workload::KIND_NOT_SET:
       // A stack for `viosim fio --stack`, whose jobs are checked against it
       // there (CheckJobsOnStack); the names of its profiles are checked here.
+      // Without a stack either, there is nothing to run.
+      if (!resolved.has_stack()) {
+        const Problem p(origins, origins.Definition());
+        c.Add(p, "field 'workload': the scenario has neither a workload nor a stack: nothing to run, and no "
+                 "stack for `viosim fio --stack`");
+        return c.ToStatus();
+      }
       CheckProfile("platform.host_profile", resolved.platform().host_profile(), "xeon", c);
       if (resolved.stack().has_nvme()) {
         CheckProfile("stack.nvme.profile", resolved.stack().nvme().profile(), "optane_p4800x", c);

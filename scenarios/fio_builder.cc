@@ -1,6 +1,7 @@
 #include "scenarios/fio_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <tuple>
 #include <vector>
@@ -129,12 +130,11 @@ void FioRig::Trace(sim::TraceWriter& trace, sim::Time start, sim::Time window) {
 void FioRig::FillExtras(StackExtras& x) {
   for (const sim::RatioMetric& r : stack->Metrics()) {
     const double den = r.denominator();
-    x.metrics.push_back({r.name, den != 0 ? r.scale * r.numerator() / den : 0});
+    x.metrics.push_back({r.name, den != 0 ? r.scale * (r.numerator() / den) : 0});
   }
   for (auto& [name, stat] : stack->Locks()) x.locks.push_back({name, stat});
-  const double window = machine->ElapsedS() > 0 ? machine->ElapsedS() : 1;
   x.cpu_states = CpuColumns(part->vcpus);
-  for (const models::Cpu* c : machine->cpus()) x.cpus.push_back(CpuSharesOf(*c, window, part->vcpus));
+  for (const models::Cpu* c : machine->cpus()) x.cpus.push_back(CpuSharesOf(*c, part->vcpus));
   if (std::optional<Bound> b = stack->BoundNow()) {
     x.bound = b->resource;
     x.bound_detail = b->detail;
@@ -158,25 +158,31 @@ std::vector<std::string> CpuColumns(bool vcpu) {
   return cols;
 }
 
-// One CPU's row of that table over the window `window_s` (seconds).
-StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, double window_s, bool vcpu) {
-  auto pct = [&c, window_s](models::CpuTime t) { return 100.0 * c.TimeIn(t).ToSeconds() / window_s; };
+// One CPU's row of that table over its measured window (since its last
+// ResetStats): each column its time in integer picoseconds over the
+// window's, and the window the sum of every state's time, so the columns
+// add up to the whole and none exceeds it.
+StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, bool vcpu) {
+  std::array<sim::Time, models::kCpuTimes> in{};
+  sim::Time window;
+  for (int t = 0; t < models::kCpuTimes; ++t) {
+    in[static_cast<size_t>(t)] = c.TimeIn(static_cast<models::CpuTime>(t));
+    window += in[static_cast<size_t>(t)];
+  }
+  auto pct = [&](models::CpuTime t) { return sim::PercentOf(in[static_cast<size_t>(t)], window); };
   StackExtras::CpuShares row;
   row.name = c.name();
-  const double user = pct(models::CpuTime::kUser), system = pct(models::CpuTime::kSystem),
-               irq = pct(models::CpuTime::kIrq), softirq = pct(models::CpuTime::kSoftirq),
-               spin = pct(models::CpuTime::kSpin), poll = pct(models::CpuTime::kPoll),
-               exit = pct(models::CpuTime::kExit);
-  // Idle is the rest: the window may end before the CPU's counters do
-  // (an idle tail after the last completion).
-  double idle = 100.0 - user - system - irq - softirq - spin - poll - exit;
-  if (idle < 1e-9) idle = 0;  // a never-idle CPU, up to rounding
-  row.pct = {user, system, irq, softirq, idle, spin, poll};
+  using models::CpuTime;
+  row.pct = {pct(CpuTime::kUser), pct(CpuTime::kSystem), pct(CpuTime::kIrq),  pct(CpuTime::kSoftirq),
+             pct(CpuTime::kIdle), pct(CpuTime::kSpin),   pct(CpuTime::kPoll)};
   if (vcpu) {
-    row.pct.push_back(exit);
-    row.pct.push_back(100.0 - exit - idle);
+    row.pct.push_back(pct(CpuTime::kExit));
+    // The guest's share: neither idle nor in an exit.
+    row.pct.push_back(
+        sim::PercentOf(window - in[static_cast<size_t>(CpuTime::kIdle)] - in[static_cast<size_t>(CpuTime::kExit)],
+                       window));
   }
-  row.irq_off_pct = 100.0 * c.IrqOffTime().ToSeconds() / window_s;
+  row.irq_off_pct = sim::PercentOf(std::min(c.IrqOffTime(), window), window);
   return row;
 }
 

@@ -70,8 +70,9 @@ inline constexpr int kDefaultFioCpus = 8;
 // kernel accounts them, then spin (spinlocks) and poll (busy polling), which
 // the kernel counts as system or irq time, and for vCPUs exit and guest.
 std::vector<std::string> CpuColumns(bool vcpu);
-// One CPU's row of that table over `window_s` seconds ending now.
-StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, double window_s, bool vcpu);
+// One CPU's row of that table over its measured window, ending now: the
+// columns in integer picoseconds over the window's, within [0, 100].
+StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, bool vcpu);
 
 // The extra metric names a stack scenario reports (in order), beyond fio's:
 // its registered part's (scenarios/stack.h).

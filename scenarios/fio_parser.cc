@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -376,6 +377,15 @@ std::string Dirname(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// What a job-file line is, for messages about the line as a whole: "option
+// 'bs'", "section header", "include".
+std::string LineWhat(absl::string_view line) {
+  if (absl::StartsWith(line, "[")) return "section header";
+  if (absl::StartsWith(line, "include") && (line.size() == 7 || IsBlank(line[7]))) return "include";
+  const size_t end = line.find_first_of("= \t");
+  return absl::StrCat("option '", absl::CHexEscape(line.substr(0, end)), "'");
+}
+
 // Reads job-file text into sections, following includes.
 class JobTextReader {
  public:
@@ -391,6 +401,10 @@ class JobTextReader {
       std::string s = CleanLine(raw);
       if (s.empty()) continue;
       Place at{file, lineno, seq_++};
+      if (std::string what = viosim::Utf8Problem(s); !what.empty()) {
+        errors_->Add(at, absl::StrCat(LineWhat(s), ": ", what));
+        continue;
+      }
       if (s[0] == '[') {
         if (depth > 0) {
           errors_->Add(at, "a section header in an included file (fio allows no new "
@@ -1276,6 +1290,10 @@ absl::StatusOr<JobFile> ParseCommandLine(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     Place at{kCommandLineSource, int(i + 1), seq++};
+    if (std::string what = viosim::Utf8Problem(a); !what.empty()) {
+      errors.Add(at, absl::StrCat("argument: ", what));
+      continue;
+    }
     if (a.size() < 2 || a[0] != '-') {
       errors.Add(at, absl::StrCat("unexpected argument '", a,
                                   "' (job options are written --key=value; job files "

@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/stubs/common.h"
 
 namespace viosim {
 
@@ -59,6 +61,18 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path,
     data.append(buffer, static_cast<size_t>(n));
   }
   return data;
+}
+
+size_t ValidUtf8Prefix(absl::string_view text) {
+  return static_cast<size_t>(google::protobuf::internal::UTF8SpnStructurallyValid(
+      google::protobuf::StringPiece(text.data(), text.size())));
+}
+
+std::string Utf8Problem(absl::string_view text) {
+  const size_t valid = ValidUtf8Prefix(text);
+  if (valid >= text.size()) return "";
+  return absl::StrFormat("not valid UTF-8: byte 0x%02x at byte %d", static_cast<unsigned char>(text[valid]),
+                         valid + 1);
 }
 
 }  // namespace viosim

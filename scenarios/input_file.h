@@ -23,6 +23,17 @@ inline constexpr int64_t kMaxInputFileBytes = int64_t{16} << 20;
 absl::StatusOr<std::string> ReadInputFile(const std::string& path,
                                           absl::string_view what);
 
+// Empty if `text` is valid UTF-8, else what is wrong, naming the first
+// byte that is not, e.g. "not valid UTF-8: byte 0xff at byte 3". Every
+// string an input gives viosim is shown again (messages, JSON output), so
+// every input's strings must be UTF-8: scenario, baseline and fio job files
+// and --set values.
+std::string Utf8Problem(absl::string_view text);
+
+// The length of the longest prefix of `text` that is valid UTF-8 (the
+// byte Utf8Problem names is the one after it; text.size() if valid).
+size_t ValidUtf8Prefix(absl::string_view text);
+
 }  // namespace viosim
 
 #endif  // VIOSIM_SCENARIOS_INPUT_FILE_H_

@@ -24,6 +24,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message.h"
+#include "scenarios/builder.h"
 #include "scenarios/checks.h"
 #include "scenarios/input_file.h"
 #include "scenarios/units.h"
@@ -203,9 +204,11 @@ std::string CheckStoredValue(const Message& m, const FieldDescriptor* f,
   const bool rep = index >= 0;
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_STRING: {
-      if (!IsTimeField(f)) return "";
       const std::string v = rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
-      return CheckTimeText(f, v);
+      if (f->type() == FieldDescriptor::TYPE_STRING) {
+        if (std::string what = Utf8Problem(v); !what.empty()) return what;
+      }
+      return IsTimeField(f) ? CheckTimeText(f, v) : "";
     }
     case FieldDescriptor::CPPTYPE_INT32: {
       const int32_t v = rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
@@ -395,8 +398,25 @@ void ExpandMatrix(Scenario* s, const ParseInfoTree* tree, Diagnostics* d) {
   s->clear_matrix();
 }
 
+// The scenario variant `name` runs before --set: the base with its
+// variants and published cells left out, the overlay merged over it ("" and
+// kBaseVariant: none). What MetricNames needs to know, without the checks
+// ResolveVariant makes.
+Scenario Overlaid(const Scenario& s, absl::string_view name) {
+  Scenario out = s;
+  out.clear_variant();
+  out.clear_published();
+  for (const Variant& v : s.variant()) {
+    if (!name.empty() && name != kBaseVariant && v.name() == name) {
+      out.MergeFrom(v.overlay());
+      break;
+    }
+  }
+  return out;
+}
+
 // The rules that involve more than one field: variant names, overlays and
-// published cells.
+// published cells (each names a metric its variant reports).
 void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
                         Diagnostics* d, const Loc& generated_at = Loc{}) {
   const FieldDescriptor* variant_f =
@@ -456,6 +476,8 @@ void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
   for (const Variant& v : s.variant()) {
     if (!v.name().empty()) variant_names.push_back(v.name());
   }
+  // The metrics each variant named by a cell reports, found once per variant.
+  std::map<std::string, std::vector<std::string>> metrics_of;
   for (int j = 0; j < s.published_size(); ++j) {
     const Published& p = s.published(j);
     const std::string path = JoinPath("", "published", j);
@@ -477,6 +499,19 @@ void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
     if (p.metric().empty()) {
       d->Add(loc_of(Published::kMetricFieldNumber), path + ".metric",
              "a published cell needs a metric");
+    } else if (p.variant().empty() || p.variant() == kBaseVariant ||
+               std::find(variant_names.begin(), variant_names.end(), p.variant()) != variant_names.end()) {
+      const std::string shown = p.variant().empty() ? std::string(kBaseVariant) : p.variant();
+      auto [it, inserted] = metrics_of.try_emplace(shown);
+      if (inserted) it->second = MetricNames(Overlaid(s, p.variant()));
+      const std::vector<std::string>& known = it->second;
+      if (std::find(known.begin(), known.end(), p.metric()) == known.end()) {
+        d->Add(loc_of(Published::kMetricFieldNumber), path + ".metric",
+               absl::StrCat("'", p.metric(), "' is not a metric of variant '", shown, "' (",
+                            known.empty() ? std::string("it has no workload, so no metrics")
+                                          : absl::StrCat("metrics: ", absl::StrJoin(known, ", ")),
+                            ")"));
+      }
     }
     if (p.reference_case() == Published::REFERENCE_NOT_SET) {
       d->Add(loc, path, "a published cell needs a reference: set 'value' or 'analytic'");
@@ -1110,6 +1145,7 @@ std::string SetScalar(Message* m, const FieldDescriptor* f, int index,
     case FieldDescriptor::CPPTYPE_STRING: {
       std::string value;
       if (!(what = UnquoteString(text, &value)).empty()) return what;
+      if (f->type() == FieldDescriptor::TYPE_STRING && !(what = Utf8Problem(value)).empty()) return what;
       if (IsTimeField(f) && !(what = CheckTimeText(f, value)).empty()) return what;
       if (m == nullptr) return "";
       rep ? r->SetRepeatedString(m, f, index, value) : r->SetString(m, f, value);
@@ -1292,6 +1328,13 @@ absl::StatusOr<ScenarioFile> ParseScenarioText(const std::string& path,
   // Values are checked even after a parse error (those read are complete);
   // the cross-field rules only on a complete message.
   CheckValues(file.scenario, tree.get(), "", Loc{}, &d);
+  // A file that sets nothing (empty, or only comments) has nothing to run;
+  // it is most likely the wrong file, or one not yet written.
+  if (complete && d.empty() && file.scenario.ByteSizeLong() == 0) {
+    d.Add(Loc{0, 0}, "workload",
+          "the file sets no field (it is empty or holds only comments): a scenario needs a workload, or a "
+          "stack for `viosim fio --stack`");
+  }
   if (complete) {
     const Loc matrix_at = LocationIn(
         tree.get(), Scenario::descriptor()->FindFieldByNumber(Scenario::kMatrixFieldNumber), -1, Loc{});
@@ -1452,7 +1495,9 @@ absl::StatusOr<Baseline> LoadBaselineFile(const std::string& path) {
   if (!text.ok()) return text.status();
   Baseline baseline;
   Diagnostics d(path);
-  ParseMessageText(*text, &baseline, nullptr, &d);
+  ParseInfoTree tree;
+  ParseMessageText(*text, &baseline, &tree, &d);
+  CheckValues(baseline, &tree, "", Loc{}, &d);
   if (!d.empty()) return d.ToStatus();
   return baseline;
 }

@@ -56,7 +56,8 @@ class Machine {
   // Restarts every CPU's time accounting and the window.
   void ResetStats();
   // Seconds since the last ResetStats (the measured window so far).
-  double ElapsedS() const { return (sim_->Now() - window_start_).ToSeconds(); }
+  double ElapsedS() const { return Elapsed().ToSeconds(); }
+  sim::Time Elapsed() const { return sim_->Now() - window_start_; }
   // Seconds every CPU spent in `t` since the last reset.
   double TimeInS(models::CpuTime t) const;
 

@@ -43,7 +43,9 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
     const double dd = den_prev[i] - den0[i];
     out[i].name = metrics[i].name;
     out[i].measured = dd > 0;
-    out[i].value = dd > 0 ? metrics[i].scale * dn / dd : 0;
+    // The ratio before the scale: a part of its whole (dn <= dd) gives at
+    // most the scale, a share at most 100%.
+    out[i].value = dd > 0 ? metrics[i].scale * (dn / dd) : 0;
     const double hw = batch[i].HalfWidth95();
     if (dd > 0 && std::isfinite(hw)) out[i].ci95 = metrics[i].scale * hw;
   }

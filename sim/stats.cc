@@ -102,6 +102,39 @@ double StateOccupancy::Share(int state, Time now) const {
          static_cast<double>(elapsed.ps());
 }
 
+double PercentOf(Time part, Time whole) {
+  assert(part >= Time::Zero() && part <= whole);
+  if (whole <= Time::Zero()) return 0.0;
+  return 100.0 * (static_cast<double>(part.ps()) / static_cast<double>(whole.ps()));
+}
+
+void BusyTime::Reset(Time now) {
+  from_ = now;
+  settled_ = Time::Zero();
+  // Spans wholly before the window go; one across its start keeps its part
+  // inside.
+  while (head_ < pending_.size() && pending_[head_].end <= now) ++head_;
+  if (head_ < pending_.size() && pending_[head_].start < now) pending_[head_].start = now;
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(head_));
+  head_ = 0;
+}
+
+Time BusyTime::BusyUntil(Time now) const {
+  while (head_ < pending_.size() && pending_[head_].end <= now) {
+    settled_ += pending_[head_].end - std::max(pending_[head_].start, from_);
+    ++head_;
+  }
+  if (head_ > 1024 && head_ * 2 > pending_.size()) {
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  Time busy = settled_;
+  if (head_ < pending_.size() && pending_[head_].start < now) {
+    busy += now - std::max(pending_[head_].start, from_);
+  }
+  return busy;
+}
+
 // ------------------------------------------------------------- Student's t
 
 double StudentT975(int64_t dof) {

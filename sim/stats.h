@@ -185,6 +185,45 @@ class StateOccupancy {
   std::array<Time, kMaxStates> in_state_{};
 };
 
+// `part` as a percentage of `whole`, for a part counted inside the whole
+// (0 <= part <= whole, integer picoseconds): at most 100 by construction,
+// as the ratio is taken before the scaling. 0 when the whole is empty.
+double PercentOf(Time part, Time whole);
+
+// The busy time of one server (a link, a thread) whose busy spans are
+// known when they are booked, possibly ahead of time (a transfer queued
+// behind others), and never overlap: each span starts at or after the end
+// of the one booked before it. What it reports is the part of the spans
+// inside the measured window, [the last Reset, now]: a span begun before
+// the window or ending after `now` counts only its part inside, so the busy
+// time never exceeds the window.
+class BusyTime {
+ public:
+  // Books [start, end). REQUIRES: start >= the end of the span booked
+  // before, end >= start.
+  void Book(Time start, Time end) {
+    assert(start >= last_end_ && end >= start);
+    last_end_ = end;
+    if (end > start) pending_.push_back({start, end});
+  }
+
+  // Starts the window at `now`.
+  void Reset(Time now);
+
+  // Busy time in [the last Reset, now]. `now` never goes back.
+  Time BusyUntil(Time now) const;
+
+ private:
+  struct Span {
+    Time start, end;
+  };
+  Time from_;                          // the window's start
+  Time last_end_;                      // end of the last span booked
+  mutable Time settled_;               // busy time of the spans settled so far
+  mutable std::vector<Span> pending_;  // spans booked, in order, from head_ on not yet settled
+  mutable size_t head_ = 0;
+};
+
 // The two-sided 97.5% quantile of Student's t distribution with `dof`
 // degrees of freedom (the factor of a 95% confidence interval). Exact
 // table values (9 digits) for dof <= 30, a Cornish-Fisher expansion in

@@ -87,6 +87,9 @@ struct Job {
   std::unique_ptr<ThreadStat> own_ts;
   ThreadStat* ts = nullptr;
   sim::Time usr, sys;
+  // The job's CPU time in the measured window, user and system: its spans
+  // on the CPU, each counted for its part inside the window only.
+  sim::BusyTime usr_busy, sys_busy;
   // bw and iops samples (stat.c __add_samples): bytes and I/Os since the
   // last sample, taken every bw_avg_time / iops_avg_time ms from the job's
   // epoch (its start, or the end of the ramp: fio's td->epoch), when the
@@ -305,15 +308,16 @@ sim::Task Workload::Sleep(Job& j, uint64_t min_events) {
   j.sleeping = false;
 }
 
-void Workload::AddSys(Job& j, sim::Time t) {
-  if (j.Accounting(sim_->Now())) j.sys += t;
-  window_.sys += t;
+void Workload::AddSys(Job& j, sim::Time since) {
+  const sim::Time now = sim_->Now();
+  if (j.Accounting(now)) j.sys += now - since;
+  j.sys_busy.Book(since, now);
 }
 
 models::Cpu::WorkAwaiter Workload::Work(Job& job, sim::Time cost, bool user) {
   if (cost != sim::Time::Zero()) {
     if (job.Accounting(sim_->Now())) (user ? job.usr : job.sys) += cost;
-    (user ? window_.usr : window_.sys) += cost;
+    (user ? job.usr_busy : job.sys_busy).Book(sim_->Now(), sim_->Now() + cost);
   }
   return user ? job.task->RunUser(cost) : job.task->Run(cost);  // zero: no wait, no event
 }
@@ -489,9 +493,9 @@ sim::Task Workload::RunSyncEngine(Job& j) {
     co_await stack_->Submit(*j.task->cpu(), u.rq, /*last=*/true);
     if (u.rq.polled) {
       co_await stack_->Poll(*j.task->cpu(), u.rq);  // the CPU spins until it completes
-      AddSys(j, sim_->Now() - t0);
+      AddSys(j, t0);
     } else {
-      AddSys(j, sim_->Now() - t0);
+      AddSys(j, t0);
       co_await Sleep(j, 1);
     }
     j.completed_head = j.completed_tail = nullptr;
@@ -514,7 +518,9 @@ sim::Task Workload::Commit(Job& j) {
   for (size_t i = 0; i < n; ++i) {
     IoU* u = j.pending[i];
     co_await Work(j, costs_.aio_per_iocb, false);
+    const sim::Time t1 = sim_->Now();
     co_await stack_->Submit(*j.task->cpu(), u->rq, /*last=*/i + 1 == n);
+    j.sys_busy.Book(t1, sim_->Now());
   }
   const sim::Time now = sim_->Now();
   const bool acct = j.Accounting(now);
@@ -532,7 +538,7 @@ sim::Task Workload::Commit(Job& j) {
   if (acct) {
     ++j.ts->io_submit[BatchBucket(n)];
     j.ts->total_submit += 1;
-    AddSys(j, now - t0 - (costs_.syscall + costs_.aio_per_iocb * static_cast<int64_t>(n)));
+    j.sys += now - t0 - (costs_.syscall + costs_.aio_per_iocb * static_cast<int64_t>(n));
   }
   j.pending.clear();
 }
@@ -554,7 +560,7 @@ sim::Task Workload::Reap(Job& j, uint64_t min_events, uint64_t max_events) {
     if (polled != nullptr) {
       const sim::Time t0 = sim_->Now();
       co_await stack_->Poll(*j.task->cpu(), polled->rq);
-      AddSys(j, sim_->Now() - t0);
+      AddSys(j, t0);
       continue;
     }
     co_await Sleep(j, min_events);
@@ -871,7 +877,17 @@ absl::Status Workload::Start() {
 
 void Workload::ResetCounters() {
   window_ = WindowCounters();
-  for (auto& j : jobs_) j->task->ResetStats();
+  for (auto& j : jobs_) {
+    j->task->ResetStats();
+    j->usr_busy.Reset(sim_->Now());
+    j->sys_busy.Reset(sim_->Now());
+  }
+}
+
+sim::Time Workload::WindowCpu(bool user) const {
+  sim::Time t;
+  for (const auto& j : jobs_) t += (user ? j->usr_busy : j->sys_busy).BusyUntil(sim_->Now());
+  return t;
 }
 
 int Workload::processes() const { return static_cast<int>(jobs_.size()); }

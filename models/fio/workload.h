@@ -99,10 +99,13 @@ class Workload {
     double bytes = 0;
     double clat_ns = 0;  // sums over those completions
     double lat_ns = 0;
-    sim::Time usr, sys;  // CPU time of every job, user and system
     LatStat clat;        // their completion latencies
   };
   const WindowCounters& window() const { return window_; }
+  // The CPU time of every job in the window so far, user (`user`) or
+  // system: each span on a CPU counted for its part inside the window, so
+  // a job's share of the window is at most 100%.
+  sim::Time WindowCpu(bool user) const;
   void ResetCounters();
   // fio's processes (jobs times numjobs).
   int processes() const;
@@ -122,7 +125,8 @@ class Workload {
   // zero), without a coroutine frame of its own.
   models::Cpu::WorkAwaiter Work(Job& job, sim::Time cost, bool user);
   sim::Task Sleep(Job& job, uint64_t min_events);
-  void AddSys(Job& job, sim::Time t);
+  // Charges the job's system time from `since` to now.
+  void AddSys(Job& job, sim::Time since);
   // Creates the jobs of every group (report headers filled).
   std::vector<std::vector<Job*>> BuildJobs(FioReport& report);
   void Account(Job& job, IoU& u, sim::Time now);

@@ -23,7 +23,9 @@ class VirtioBlkMqStack final : public BuiltStack {
   std::vector<sim::RatioMetric> Metrics() override {
     auto n = [](uint64_t v) { return static_cast<double>(v); };
     auto reqs = [this, n] { return n(blk_.stats().irq_completions + blk_.stats().polled_completions); };
-    auto window = [this] { return machine_->ElapsedS(); };
+    // Busy times and the window in whole picoseconds, the busy time counted
+    // inside the window only (sim::BusyTime): a utilisation is at most 100%.
+    auto window_ps = [this] { return static_cast<double>(machine_->Elapsed().ps()); };
     auto cpu_time = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
     auto lat = [this, reqs](double models::VirtioBlkMqStats::*part) {
       return sim::RatioMetric{"", [this, part] { return blk_.stats().*part; }, reqs, 1e-3};
@@ -36,8 +38,8 @@ class VirtioBlkMqStack final : public BuiltStack {
         {"interrupts_per_request", [this, n] { return n(blk_.stats().interrupts); }, reqs, 1},
         {"polled_pct", [this, n] { return n(blk_.stats().polled_completions); }, reqs, 100},
         {"kicks_per_request", [this, n] { return n(blk_.stats().kicks); }, reqs, 1},
-        {"iothread_util_pct", [this] { return blk_.stats().iothread_busy_ns * 1e-9; }, window, 100},
-        {"device_util_pct", [this] { return blk_.stats().link_busy_ns * 1e-9; }, window, 100},
+        {"iothread_util_pct", [this] { return static_cast<double>(blk_.IothreadBusy().ps()); }, window_ps, 100},
+        {"device_util_pct", [this] { return static_cast<double>(blk_.LinkBusy().ps()); }, window_ps, 100},
         lat(&models::VirtioBlkMqStats::guest_submit_ns),
         lat(&models::VirtioBlkMqStats::kick_ns),
         lat(&models::VirtioBlkMqStats::host_ns),
@@ -60,14 +62,14 @@ class VirtioBlkMqStack final : public BuiltStack {
   // The busiest of device bandwidth, IOThread and vCPUs (their polling left
   // out) over the window.
   std::optional<Bound> BoundNow() override {
-    const double window = machine_->ElapsedS();
-    if (window <= 0) return std::nullopt;
+    const sim::Time window = machine_->Elapsed();
+    if (window <= sim::Time::Zero()) return std::nullopt;
     BusyPct b;
-    b.device_bandwidth = 100.0 * blk_.stats().link_busy_ns * 1e-9 / window;
-    b.iothread = 100.0 * blk_.stats().iothread_busy_ns * 1e-9 / window;
+    b.device_bandwidth = sim::PercentOf(blk_.LinkBusy(), window);
+    b.iothread = sim::PercentOf(blk_.IothreadBusy(), window);
     for (const models::Cpu* c : machine_->cpus()) {
-      const double busy = 100.0 * c->BusyTime().ToSeconds() / window;
-      const double poll = 100.0 * c->TimeIn(models::CpuTime::kPoll).ToSeconds() / window;
+      const double busy = sim::PercentOf(c->BusyTime(), window);
+      const double poll = sim::PercentOf(c->TimeIn(models::CpuTime::kPoll), window);
       if (busy - poll < b.vcpu_work) continue;
       b.vcpu_work = busy - poll;
       b.vcpu_polling = poll;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,16 +16,21 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/input_file.h"
 #include "scenarios/loader.h"
+#include "scenarios/scenario.pb.h"
 
 namespace viosim {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::string Temp(const std::string& name) { return ::testing::TempDir() + name; }
@@ -226,6 +232,148 @@ TEST(HostileInputTest, SeedsOutsideUint64AreRefusedWhateverTheirSpelling) {
   Scenario s;
   EXPECT_TRUE(ApplyOverride(&s, "run.seed=18446744073709551615", "--seed").ok());
   EXPECT_EQ(s.run().seed(), 18446744073709551615u);
+}
+
+
+// ---------------------------------------------------------------------------
+// Strings that are not UTF-8, in every string field of every input
+
+// Every string field (TYPE_STRING) reachable from `d`, as --set paths
+// ("a.b", "a.b[0].c" through repeated messages), each message type once per
+// path so that recursion ends.
+void StringFields(const google::protobuf::Descriptor* d, const std::string& prefix,
+                  std::vector<const google::protobuf::Descriptor*>* stack, std::vector<std::string>* out) {
+  using google::protobuf::FieldDescriptor;
+  if (std::find(stack->begin(), stack->end(), d) != stack->end()) return;
+  stack->push_back(d);
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    const std::string path = absl::StrCat(prefix, prefix.empty() ? "" : ".", f->name(), f->is_repeated() ? "[0]" : "");
+    if (f->type() == FieldDescriptor::TYPE_STRING) out->push_back(path);
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) StringFields(f->message_type(), path, stack, out);
+  }
+  stack->pop_back();
+}
+
+std::vector<std::string> StringFieldsOf(const google::protobuf::Descriptor* d) {
+  std::vector<const google::protobuf::Descriptor*> stack;
+  std::vector<std::string> out;
+  StringFields(d, "", &stack, &out);
+  return out;
+}
+
+// `path` ("a.b[0].c") written as text-format nesting around `leaf`.
+std::string Nest(const std::string& path, const std::string& leaf) {
+  const std::vector<std::string> steps = absl::StrSplit(path, '.');
+  std::string open, close;
+  for (size_t k = 0; k + 1 < steps.size(); ++k) {
+    absl::StrAppend(&open, std::string(absl::StripSuffix(steps[k], "[0]")), " {\n");
+    close += "}\n";
+  }
+  return absl::StrCat(open, std::string(absl::StripSuffix(steps.back(), "[0]")), ": ", leaf, "\n", close);
+}
+
+TEST(HostileInputTest, InvalidUtf8InEveryStringFieldIsRefusedAtItsLineInFilesAndSetValues) {
+  const std::vector<std::string> fields = StringFieldsOf(Scenario::descriptor());
+  ASSERT_GT(fields.size(), 20u);
+  for (const std::string& field : fields) {
+    // In a file, after a comment, so that the field's line is not the first.
+    const std::string text = absl::StrCat("# a scenario\n", Nest(field, "\"ok\\377\""));
+    absl::StatusOr<ScenarioFile> file = ParseScenarioText("bad.textproto", text);
+    ASSERT_FALSE(file.ok()) << field;
+    EXPECT_THAT(file.status().message(), HasSubstr(absl::StrCat("field '", field, "': not valid UTF-8: byte 0xff")))
+        << field << "\n" << file.status().message();
+    EXPECT_THAT(std::string(file.status().message()), StartsWith("bad.textproto:")) << field;
+    EXPECT_THAT(std::string(file.status().message()), Not(StartsWith("bad.textproto:1:"))) << field;
+    // By --set, wherever the path may be set from the command line.
+    Scenario s;
+    absl::Status set = ApplyOverride(&s, absl::StrCat(field, "=ok\xff"));
+    if (!absl::StrContains(set.message(), "index")) {  // repeated fields need an element to exist first
+      EXPECT_THAT(set.message(), HasSubstr("not valid UTF-8")) << field << ": " << set;
+    }
+  }
+}
+
+TEST(HostileInputTest, InvalidUtf8IsRefusedInBaselinesAndFioJobFilesAtTheirLines) {
+  std::vector<std::string> fields = StringFieldsOf(Baseline::descriptor());
+  ASSERT_FALSE(fields.empty());
+  for (const std::string& field : fields) {
+    const std::string path = WriteTemp("bad_baseline.textproto", absl::StrCat("\n", Nest(field, "\"\\377\"")));
+    absl::Status s = LoadBaselineFile(path).status();
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(path, ":"))) << field << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("field '", field, "': not valid UTF-8"))) << s;
+  }
+  // fio: a job name, an option's value, a section header, an include, on
+  // the command line.
+  for (const char* line : {"name=a\xc3", "filename=/dev/\xff", "[j\xfe]", "include x\xff"}) {
+    absl::Status s = fio::ParseJobText("bad.fio", absl::StrCat("[j]\nrw=read\n", line, "\n"), "").status();
+    EXPECT_THAT(s.message(), HasSubstr("bad.fio:3:")) << line << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr("not valid UTF-8")) << line << ": " << s;
+  }
+  absl::Status s = fio::ParseCommandLine({"--name=j", "--rw=read", "--filename=\xff"}).status();
+  EXPECT_THAT(s.message(), HasSubstr("not valid UTF-8")) << s;
+}
+
+// ---------------------------------------------------------------------------
+// Files with nothing to run, cells naming what their variant does not report
+
+TEST(HostileInputTest, EmptyAndCommentOnlyFilesAreRefusedAtTheirFirstLine) {
+  for (const std::string& text : {std::string(""), std::string("\n\n"), std::string("# a comment\n  # another\n")}) {
+    absl::StatusOr<ScenarioFile> file = ParseScenarioText("empty.textproto", text);
+    ASSERT_FALSE(file.ok());
+    EXPECT_THAT(std::string(file.status().message()), StartsWith("empty.textproto:1:1: field 'workload': the file sets no field"));
+  }
+  // A file that sets something, but neither a workload nor a stack.
+  absl::StatusOr<ScenarioFile> named = ParseScenarioText("named.textproto", "name: \"x\"\n");
+  ASSERT_TRUE(named.ok()) << named.status();
+  absl::Status s = ResolveVariant(*named, kBaseVariant, {}).status();
+  EXPECT_THAT(std::string(s.message()), StartsWith("named.textproto:1:1: field 'workload': the scenario has neither"));
+}
+
+TEST(HostileInputTest, APublishedCellNamingAMetricItsVariantDoesNotReportIsRefusedAtItsLine) {
+  const std::string text = ReadProjectFile("scenarios/virtio_blk_kick_lock.textproto");
+  absl::StatusOr<ScenarioFile> good = ParseScenarioText("kick.textproto", text);
+  ASSERT_TRUE(good.ok()) << good.status();
+  ASSERT_GT(good->scenario.published_size(), 0);
+  const std::string metric = good->scenario.published(0).metric();
+  // The first cell's metric renamed in place: its line is where it was.
+  const size_t at = text.find(absl::StrCat("metric: \"", metric, "\""));
+  ASSERT_NE(at, std::string::npos);
+  std::string bad = text;
+  bad.replace(at, metric.size() + 10, "metric: \"no_such_metric\"");
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(at), '\n'));
+  absl::Status s = ParseScenarioText("kick.textproto", bad).status();
+  EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("kick.textproto:", line, ":")));
+  EXPECT_THAT(s.message(), HasSubstr("field 'published[0].metric': 'no_such_metric' is not a metric of variant"));
+  // By --set too.
+  ScenarioFile edited = *good;
+  s = ApplyFileOverrides(&edited, {"published[0].metric=iops_x"});
+  EXPECT_THAT(s.message(), HasSubstr("field 'published[0].metric': 'iops_x' is not a metric")) << s;
+}
+
+// ---------------------------------------------------------------------------
+// Arithmetic boundaries: one picosecond either side
+
+TEST(HostileInputTest, ARunTooShortForItsBatchesIsRefusedOnePicosecondBelowTheBound) {
+  absl::StatusOr<ScenarioFile> file = LoadScenarioFile("scenarios/lockbench.textproto");
+  ASSERT_TRUE(file.ok()) << file.status();
+  const std::string v = VariantNames(*file).front();
+  for (const int batches : {2, 20, 999}) {
+    const std::string b = absl::StrCat("run.batches=", batches);
+    absl::Status under = ResolveVariant(*file, v, {b, absl::StrCat("run.duration=", batches - 1, "ps")}).status();
+    EXPECT_THAT(under.message(), HasSubstr("field 'run.duration'")) << under;
+    EXPECT_THAT(under.message(), HasSubstr(absl::StrCat("it must be at least ", batches, "ps"))) << under;
+    EXPECT_TRUE(ResolveVariant(*file, v, {b, absl::StrCat("run.duration=", batches, "ps")}).ok()) << batches;
+  }
+  // The same rule on an fio workload's run (blk-poll).
+  absl::StatusOr<ScenarioFile> poll = LoadScenarioFile("scenarios/virtio_blk_poll.textproto");
+  ASSERT_TRUE(poll.ok()) << poll.status();
+  absl::Status s = ResolveVariant(*poll, VariantNames(*poll).front(), {"run.duration=1ps"}).status();
+  EXPECT_THAT(s.message(), HasSubstr("field 'run.duration'")) << s;
+  // fio's time cap, cut into its 20 batches.
+  absl::Status cap = ResolveVariant(*poll, VariantNames(*poll).front(), {"workload.fio.max_group_time=19ps"}).status();
+  EXPECT_THAT(cap.message(), HasSubstr("it must be at least 20ps")) << cap;
+  EXPECT_TRUE(ResolveVariant(*poll, VariantNames(*poll).front(), {"workload.fio.max_group_time=20ps"}).ok());
 }
 
 }  // namespace

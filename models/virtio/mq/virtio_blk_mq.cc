@@ -114,8 +114,8 @@ sim::Task VirtioBlkMq::IoThread() {
       // Polled for poll_ns, then blocked in ppoll: the eventfd wakes it.
       if (block > iothread_poll_ns_) {
         ++stats_.iothread_wakeups;
+        iothread_busy_.Book(sim_->Now(), sim_->Now() + costs_.iothread_wakeup.value);
         co_await sim_->Delay(costs_.iothread_wakeup.value);
-        stats_.iothread_busy_ns += costs_.iothread_wakeup.value.ToSeconds() * 1e9;
       }
       AdjustPollingTime(block);
       continue;
@@ -123,8 +123,8 @@ sim::Task VirtioBlkMq::IoThread() {
     while (!done_.empty()) {
       Done d = done_.front();
       done_.pop_front();
+      iothread_busy_.Book(sim_->Now(), sim_->Now() + costs_.iothread_complete.value);
       co_await sim_->Delay(costs_.iothread_complete.value);
-      stats_.iothread_busy_ns += costs_.iothread_complete.value.ToSeconds() * 1e9;
       Vq& v = *vqs_[static_cast<size_t>(d.q)];
       v.vq.Push(d.elem, d.req->rq->write ? 1 : d.req->rq->bytes + 1);
       d.req->t_pushed = sim_->Now();
@@ -137,8 +137,8 @@ sim::Task VirtioBlkMq::IoThread() {
         Req* r = v.avail.front();
         v.avail.pop_front();
         const sim::Time c = costs_.iothread_submit.value;
+        iothread_busy_.Book(sim_->Now(), sim_->Now() + c);
         co_await sim_->Delay(c);
-        stats_.iothread_busy_ns += c.ToSeconds() * 1e9;
         sim_->Spawn(DeviceIo(static_cast<int>(q), *e, r));
       }
     }
@@ -174,7 +174,7 @@ sim::Task VirtioBlkMq::DeviceIo(int q, VirtQueueElement e, Req* r) {
   const sim::Time xfer = sim::Time::FromSecondsDouble(static_cast<double>(rq.bytes) / bw);
   const sim::Time start = std::max(sim_->Now(), link_free_);
   link_free_ = start + xfer;
-  stats_.link_busy_ns += xfer.ToSeconds() * 1e9;
+  link_busy_.Book(start, link_free_);
   co_await sim_->Delay(link_free_ - sim_->Now());
   r->t_dev_end = sim_->Now();
   co_await sim_->Delay(costs_.host_irq.value);
@@ -281,6 +281,8 @@ VirtioBlkMq::Req* VirtioBlkMq::NewReq() {
 void VirtioBlkMq::ResetStats() {
   stats_.Reset();
   stats_.since = stats_.last_completion = sim_->Now();
+  iothread_busy_.Reset(sim_->Now());
+  link_busy_.Reset(sim_->Now());
   kvm_->ResetStats();
   for (auto& v : vqs_) {
     v->vq.ResetStats();

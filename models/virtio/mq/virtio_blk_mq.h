@@ -59,6 +59,7 @@
 #include "sim/distribution.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
+#include "sim/stats.h"
 #include "sim/task.h"
 
 namespace models {
@@ -105,8 +106,6 @@ struct VirtioBlkMqStats {
   double device_ns = 0;
   double host_complete_ns = 0;      // device end -> used ring push
   double guest_complete_ns = 0;     // push -> sink called (irq path or poll)
-  double iothread_busy_ns = 0;
-  double link_busy_ns = 0;          // device data transfer time (the bandwidth server's busy time)
   sim::Time since;                  // last reset
   sim::Time last_completion;        // the window for utilisations: [since, last_completion]
   void Reset() { *this = VirtioBlkMqStats(); }
@@ -130,6 +129,11 @@ class VirtioBlkMq final : public BlockStack {
   const Virtqueue& vq(int q) const { return vqs_[static_cast<size_t>(q)]->vq; }
   const Spinlock& vq_lock(int q) const { return vqs_[static_cast<size_t>(q)]->lock; }
   const VirtioBlkMqStats& stats() const { return stats_; }
+  // Busy time since the last ResetStats, the parts inside the window only:
+  // the IOThread's (its wake-ups, submissions and completions) and the
+  // device link's (its data transfers, booked when queued).
+  sim::Time IothreadBusy() const { return iothread_busy_.BusyUntil(sim_->Now()); }
+  sim::Time LinkBusy() const { return link_busy_.BusyUntil(sim_->Now()); }
   // The device's access latency for one request of vq `q` (before its
   // transfer): the fixed part, plus a draw from the vq's own stream when
   // latency_exp_mean > 0, so a vq's draws follow its own requests whatever
@@ -184,6 +188,8 @@ class VirtioBlkMq final : public BlockStack {
   std::deque<Done> done_;
   sim::Time link_free_;
   VirtioBlkMqStats stats_;
+  sim::BusyTime iothread_busy_;
+  sim::BusyTime link_busy_;
   std::vector<std::unique_ptr<Req>> reqs_;  // every Req made
   std::vector<Req*> free_reqs_;             // those not in flight
 };
