@@ -479,22 +479,22 @@ void CheckNvme(const Scenario& s, Checker& c) {
              absl::StrCat("blk-mq tags (", types, types == 1 ? " queue" : " queues", " per CPU)"), c);
 }
 
-// The raid10 stack's what-ifs: a transfer's share of its cost only has a
-// meaning for serialized lines.
-void CheckRaid10(const Scenario& s, Checker& c) {
-  const Stack::Raid10& r = s.stack().raid10();
-  if (!r.has_serialized_transfer_scale() || r.serialize_lines()) return;
-  const std::string scale = "stack.raid10.serialized_transfer_scale", serialize = "stack.raid10.serialize_lines";
-  const Problem p = c.About({scale, serialize});
-  c.Add(p, absl::StrCat(p.Field(scale, absl::StrCat(r.serialized_transfer_scale())),
-                        " only means something for serialized lines, and ", p.Field(serialize, "false"),
-                        " leaves them unserialized"));
+// platform.cache_lines: a service ratio only has a meaning for lines that
+// queue.
+void CheckCacheLines(const Scenario& s, Checker& c) {
+  const CacheLines& l = s.platform().cache_lines();
+  if (!l.has_service_ratio() || l.arbitration() != "unqueued") return;
+  const std::string ratio = "platform.cache_lines.service_ratio", policy = "platform.cache_lines.arbitration";
+  const Problem p = c.About({ratio, policy});
+  c.Add(p, absl::StrCat(p.Field(ratio, absl::StrCat(l.service_ratio())),
+                        " only means something for lines that queue, and ", p.Field(policy, "\"unqueued\""),
+                        " makes every transaction pay its own hand-off at once"));
 }
 
 void CheckStack(const Scenario& s, Checker& c) {
   CheckProfile("platform.host_profile", s.platform().host_profile(), "xeon", c);
   if (s.stack().has_nvme()) CheckProfile("stack.nvme.profile", s.stack().nvme().profile(), "optane_p4800x", c);
-  if (s.stack().has_raid10()) CheckRaid10(s, c);
+  CheckCacheLines(s, c);
   switch (KindOf(s)) {
     case StackKind::kVirtioBlk:
       return CheckVirtioBlk(s, c);

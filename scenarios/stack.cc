@@ -1,6 +1,8 @@
 #include "scenarios/stack.h"
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -99,6 +101,44 @@ absl::Status Override(const Cost& cost, bool has, const std::string& field, mode
   param->source.kind = KindOf(cost.source());
   param->source.ref = "set by the scenario";
   return absl::OkStatus();
+}
+
+absl::StatusOr<models::LineCosts> LineCostsOf(const Platform& p, int home_socket) {
+  const CacheLines& l = p.cache_lines();
+  models::LineCosts c;
+  if (l.preset() == "epyc_rome") {
+    c.handoff = models::EpycRomeHandoffCosts();
+  } else if (l.preset() == "cascade_lake") {
+    c.handoff = models::CascadeLakeHandoffCosts();
+  } else if (l.preset() == "none") {
+    c.handoff = models::LockHandoffCosts::Uniform(sim::Time::Zero(),
+                                                  {models::SourceKind::kDefined, "what-if: no shared-line cost"});
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("field 'platform.cache_lines.preset': unknown table '",
+                                                   l.preset(), "' (tables: epyc_rome, cascade_lake, none)"));
+  }
+  const std::string f = "platform.cache_lines.";
+  for (auto [has, cost, name, param] :
+       {std::tuple{l.has_same_core(), &l.same_core(), "same_core", &c.handoff.same_core},
+        std::tuple{l.has_same_llc(), &l.same_llc(), "same_llc", &c.handoff.same_llc},
+        std::tuple{l.has_same_socket(), &l.same_socket(), "same_socket", &c.handoff.same_socket},
+        std::tuple{l.has_other_socket(), &l.other_socket(), "other_socket", &c.handoff.other_socket}}) {
+    if (absl::Status st = Override(*cost, has, f + name, param); !st.ok()) return st;
+  }
+  if (l.arbitration() == "nearest_first") {
+    c.arbitration = models::LineArbitration::kNearestFirst;
+  } else if (l.arbitration() == "fifo") {
+    c.arbitration = models::LineArbitration::kFifo;
+  } else if (l.arbitration() == "unqueued") {
+    c.arbitration = models::LineArbitration::kUnqueued;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("field 'platform.cache_lines.arbitration': unknown policy '",
+                                                   l.arbitration(), "' (policies: nearest_first, fifo, unqueued)"));
+  }
+  c.service_ratio = l.service_ratio();
+  c.max_bypass = l.max_bypass();
+  c.home_socket = home_socket;
+  return c;
 }
 
 absl::StatusOr<models::HostCosts> HostCostsOf(const Platform& p) {

@@ -31,6 +31,7 @@
 #include "models/cpu/param.h"
 #include "models/cpu/sched.h"
 #include "models/sync/spinlock.h"
+#include "models/sync/cache_line.h"
 #include "scenarios/scenario.pb.h"
 #include "sim/measurement.h"
 #include "sim/simulator.h"
@@ -149,6 +150,10 @@ absl::Status ReadRequiredCosts(absl::Span<const RequiredCost> fields);
 absl::Status Override(const Cost& cost, bool has, const std::string& field, models::Param<sim::Time>* param);
 // A latency spread must leave both fixed parts non-negative.
 absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time write, const std::string& stack);
+// platform.cache_lines: the preset table with the scenario's per-distance
+// overrides, the service ratio, the arbitration; lines homed on
+// `home_socket`. InvalidArgument naming the field.
+absl::StatusOr<models::LineCosts> LineCostsOf(const Platform& p, int home_socket);
 // platform.lock_handoff, zero when unset.
 absl::StatusOr<sim::Time> LockHandoff(const Platform& p);
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "models/md/raid10_layout.h"
 
 namespace models {
 
@@ -48,55 +49,46 @@ struct Raid10::BioList {
 };
 
 Raid10::Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& brd, const Raid10Params& params,
-               const LockHandoffCosts& lines, const LockHandoffCosts& wait_lock)
+               const LineCosts& lines, const LockHandoffCosts& wait_lock)
     : sim_(&sim),
       costs_(costs),
       params_(params),
-      wait_barrier_(sim, "&conf->wait_barrier", wait_lock, lines, costs.has_sleeper.value),
-      wait_barrier_head_("wait_barrier.head", lines),
-      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines),
-      resync_seq_("resync_lock.seqcount", lines),
-      device_lock_(sim, "&conf->device_lock", SpinlockKind::kQueued, lines),
-      device_lock_line_("device_lock", lines),
-      nr_pending_("conf->nr_pending", lines),
-      mirrors_("mirrors.head_position", lines) {
-  wait_barrier_.set_head(&wait_barrier_head_, costs.wake_up_walk.value);
-  wait_barrier_.set_home_socket(params.home_socket);
-  resync_lock_.set_home_socket(params.home_socket);
-  device_lock_.set_home_socket(params.home_socket);
+      conf_lines_(sim, "conf", raid10_layout::kR10conf, lines),
+      mirrors_lines_(sim, "mirrors", raid10_layout::kMirrors, lines),
+      resync_seq_(conf_lines_.Line("resync_lock.seqcount")),
+      nr_pending_(conf_lines_.Line("nr_pending")),
+      barrier_line_(conf_lines_.Line("barrier")),
+      freeze_line_(conf_lines_.Line("array_freeze_pending")),
+      wait_head_(conf_lines_.Line("wait_barrier.head")),
+      wait_barrier_(sim, "&conf->wait_barrier", wait_lock, lines.handoff, costs.has_sleeper.value),
+      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines.handoff) {
+  conf_lines_.Line("wait_barrier.lock");
+  wait_barrier_.set_head(&wait_head_, costs.wake_up_walk.value);
+  wait_barrier_.set_home_socket(lines.home_socket);
+  resync_lock_.set_home_socket(lines.home_socket);
   for (int i = 0; i < kCopies; ++i) {
-    brds_[static_cast<size_t>(i)] = std::make_unique<Brd>(absl::StrCat("ram", i), brd);
-    rdev_pending_[static_cast<size_t>(i)] = std::make_unique<CacheLine>(absl::StrCat("rdev", i, "->nr_pending"), lines);
+    const auto u = static_cast<size_t>(i);
+    brds_[u] = std::make_unique<Brd>(absl::StrCat("ram", i), brd);
+    mirrors_lines_.Line(absl::StrCat("mirrors[", i, "].head_position"));
+    mirror_[u] = &mirrors_lines_.Line(absl::StrCat("mirrors[", i, "].rdev"));
+    rdev_lines_[u] = std::make_unique<StructLines>(sim, absl::StrCat("rdev", i), raid10_layout::kMdRdev, lines);
+    rdev_pending_[u] = &rdev_lines_[u]->Line("nr_pending");
   }
-  for (CacheLine* l : {&wait_barrier_head_, &resync_seq_, &device_lock_line_, &nr_pending_, &mirrors_}) {
-    l->set_home_socket(params.home_socket);
-    l->set_serialized(params.serialize_lines, params.serialized_transfer_scale);
-  }
-  for (auto& l : rdev_pending_) {
-    l->set_home_socket(params.home_socket);
-    l->set_serialized(params.serialize_lines, params.serialized_transfer_scale);
-  }
+  hot_ = {&nr_pending_, &wait_head_, mirror_[0], rdev_pending_[0], rdev_pending_[1]};
 }
 
 Raid10::~Raid10() = default;
-
-std::vector<const CacheLine*> Raid10::lines() const {
-  std::vector<const CacheLine*> out = {&nr_pending_, &mirrors_};
-  for (const auto& l : rdev_pending_) out.push_back(l.get());
-  out.push_back(&wait_barrier_head_);
-  out.push_back(&resync_seq_);
-  out.push_back(&device_lock_line_);
-  return out;
-}
 
 void Raid10::ResetStats() {
   stats_ = Stats();
   ++epoch_;
   wait_barrier_.ResetStats();
   resync_lock_.ResetStats();
-  device_lock_.ResetStats();
-  for (CacheLine* l : {&wait_barrier_head_, &resync_seq_, &device_lock_line_, &nr_pending_, &mirrors_}) l->ResetStats();
-  for (auto& l : rdev_pending_) l->ResetStats();
+  for (CacheLine* l : conf_lines_.lines()) l->ResetStats();
+  for (CacheLine* l : mirrors_lines_.lines()) l->ResetStats();
+  for (auto& r : rdev_lines_) {
+    for (CacheLine* l : r->lines()) l->ResetStats();
+  }
   for (auto& b : brds_) b->ResetStats();
 }
 
@@ -189,7 +181,7 @@ sim::Task Raid10::MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& b
 // md_account_bio's clone and the member bio's clone, submit_bio_noacct of
 // the member bio (queued on current->bio_list).
 sim::Task Raid10::ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list) {
-  if (!co_await WaitBarrierNolock(cpu)) co_await WaitBarrier(cpu);
+  co_await WaitBarrier(cpu);
   co_await ReadBalance(cpu, r10);
   co_await Md(cpu, costs_.bio_clone.value * 2);
   Bio& b = r10.devs[static_cast<size_t>(r10.read_slot)];
@@ -197,38 +189,52 @@ sim::Task Raid10::ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list) {
   bio_list.bios[static_cast<size_t>(bio_list.n++)] = &b;
 }
 
-// wait_barrier(conf, false) begins with wait_barrier_nolock()'s lock-free
-// path: read_seqbegin(&conf->resync_lock), READ_ONCE(conf->barrier) and,
-// with no barrier raised, atomic_inc(&conf->nr_pending) and
-// read_seqretry. Resumes with whether it got through (true: no barrier).
-Raid10::NolockAwaiter Raid10::WaitBarrierNolock(Cpu& cpu) {
-  sim::Time t = costs_.barrier_check.value + resync_seq_.ReadCost(cpu);
-  const bool through = barrier_ == 0;
-  if (through) {
-    ++nr_pending_count_;
-    t += nr_pending_.WriteCost(cpu);
-  }
-  return NolockAwaiter{Md(cpu, t), through};
+// wait_barrier(conf, false): the lock-free path, else the slow one.
+sim::Task Raid10::WaitBarrier(Cpu& cpu) {
+  bool through = false;
+  co_await WaitBarrierNolock(cpu, &through);
+  if (!through) co_await WaitBarrierSlow(cpu);
+}
+
+// wait_barrier_nolock(): read_seqbegin(&conf->resync_lock),
+// READ_ONCE(conf->barrier) and, with no barrier raised,
+// atomic_inc(&conf->nr_pending) and read_seqretry -- all on conf+192: the
+// seqcount's read brings a shared copy, the increment upgrades it.
+sim::Task Raid10::WaitBarrierNolock(Cpu& cpu, bool* through) {
+  co_await Read(resync_seq_, cpu);
+  co_await Read(barrier_line_, cpu, costs_.barrier_check.value);
+  *through = barrier_ == 0;
+  if (!*through) co_return;
+  ++nr_pending_count_;
+  co_await Rmw(nr_pending_, cpu);
+  co_await Read(resync_seq_, cpu);  // read_seqretry: no writer, so through
 }
 
 // The rest of wait_barrier(), when wait_barrier_nolock() did not get
 // through: the slow path under conf->resync_lock.
-sim::Task Raid10::WaitBarrier(Cpu& cpu) {
+sim::Task Raid10::WaitBarrierSlow(Cpu& cpu) {
   // write_seqlock_irq(&conf->resync_lock): with a barrier raised the task
   // would sleep on conf->wait_barrier here until it drops; nothing in this
   // model raises one (no resync, recovery or freeze_array).
   cpu.LocalIrqSave();
   co_await resync_lock_.Lock(cpu);
+  co_await Rmw(resync_seq_, cpu);
   ++nr_pending_count_;
-  co_await Md(cpu, resync_seq_.WriteCost(cpu) + nr_pending_.WriteCost(cpu));
+  co_await Rmw(nr_pending_, cpu);
   resync_lock_.UnlockIrqRestore(cpu);
 }
 
-// allow_barrier()'s atomic_dec_and_test(&conf->nr_pending): resumes with
-// whether the count reached zero, when allow_barrier calls
-// wake_up_barrier(conf) (or a freeze is pending).
-Raid10::DecAndTestAwaiter Raid10::AllowBarrierDec(Cpu& cpu) {
-  return DecAndTestAwaiter{Md(cpu, nr_pending_.WriteCost(cpu)), &nr_pending_count_};
+// allow_barrier(): `if (atomic_dec_and_test(&conf->nr_pending) ||
+// conf->array_freeze_pending) wake_up_barrier(conf);` -- the flag on the
+// line the decrement just took.
+sim::Task Raid10::AllowBarrier(Cpu& cpu) {
+  co_await Rmw(nr_pending_, cpu);
+  bool wake = --nr_pending_count_ == 0;
+  if (!wake) {
+    co_await Read(freeze_line_, cpu);
+    wake = array_freeze_pending_ != 0;
+  }
+  if (wake && co_await WqHasSleeper(cpu)) co_await WakeUp(cpu);  // wake_up_barrier(conf)
 }
 
 // wake_up_barrier(conf) is `if (wq_has_sleeper(&conf->wait_barrier))
@@ -252,41 +258,50 @@ sim::Task Raid10::WakeUp(Cpu& cpu) {
 }
 
 // read_balance(), near copies on non-rotational members: for each copy,
-// the rdev's nr_pending and (when it has I/O pending) the distance from
-// its head_position; the copy with the fewest pending wins (the first on a
-// tie), and its rdev->nr_pending is raised.
-Cpu::WorkAwaiter Raid10::ReadBalance(Cpu& cpu, R10Bio& r10) {
-  sim::Time t = costs_.read_balance.value;
+// conf->mirrors[disk].rdev (rcu_dereference), the rdev's flags and
+// badblocks (read-only here), its nr_pending and the distance from
+// mirrors[disk].head_position; the copy with the fewest pending wins (the
+// first on a tie), and its rdev->nr_pending is raised. With no recovery
+// (mddev->recovery_cp == MaxSector) conf->next_resync is not read.
+sim::Task Raid10::ReadBalance(Cpu& cpu, R10Bio& r10) {
   int best = 0;
   int64_t min_pending = std::numeric_limits<int64_t>::max();
   for (int slot = 0; slot < kCopies; ++slot) {
     const auto s = static_cast<size_t>(slot);
-    t += rdev_pending_[s]->ReadCost(cpu);
+    co_await Read(*mirror_[s], cpu);
+    co_await Read(*rdev_pending_[s], cpu);
     const int64_t pending = rdev_pending_count_[s];
     if (min_pending > pending) {
       min_pending = pending;
       best = slot;
     }
-    if (pending != 0) t += mirrors_.ReadCost(cpu);  // abs(addr - head_position)
+    co_await Read(*mirror_[s], cpu);  // abs(addr - head_position)
   }
   ++rdev_pending_count_[static_cast<size_t>(best)];
-  t += rdev_pending_[static_cast<size_t>(best)]->WriteCost(cpu);
+  co_await Rmw(*rdev_pending_[static_cast<size_t>(best)], cpu, costs_.read_balance.value);
   r10.read_slot = best;
-  return Md(cpu, t);
+}
+
+// wait_blocked_dev(): each copy's rdev and replacement from conf->mirrors,
+// and the rdev's Blocked bit and bad blocks (read-only here).
+sim::Task Raid10::WaitBlockedDev(Cpu& cpu) {
+  for (int d = 0; d < kCopies; ++d) co_await Read(*mirror_[static_cast<size_t>(d)], cpu);
 }
 
 // raid10_write_request(): regular_request_wait (wait_barrier),
-// raid10_find_phys and wait_blocked_dev, each copy's rdev->nr_pending
-// raised, md_account_bio's clone, remaining = 1, raid10_write_one_disk per
-// copy, one_write_done.
+// raid10_find_phys and wait_blocked_dev, each copy's rdev (from
+// conf->mirrors) and its nr_pending raised, md_account_bio's clone,
+// remaining = 1, raid10_write_one_disk per copy, one_write_done.
 sim::Task Raid10::WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug) {
-  if (!co_await WaitBarrierNolock(cpu)) co_await WaitBarrier(cpu);
-  sim::Time t = costs_.find_phys.value + costs_.bio_clone.value;
+  co_await WaitBarrier(cpu);
+  co_await WaitBlockedDev(cpu);
   for (int d = 0; d < kCopies; ++d) {
-    ++rdev_pending_count_[static_cast<size_t>(d)];
-    t += rdev_pending_[static_cast<size_t>(d)]->WriteCost(cpu);
+    const auto u = static_cast<size_t>(d);
+    co_await Read(*mirror_[u], cpu);
+    ++rdev_pending_count_[u];
+    co_await Rmw(*rdev_pending_[u], cpu);
   }
-  co_await Md(cpu, t);
+  co_await Md(cpu, costs_.find_phys.value + costs_.bio_clone.value);
   r10.remaining = 1;
   for (int i = 0; i < kCopies; ++i) co_await WriteOneDisk(cpu, r10, i, plug);
   co_await OneWriteDone(cpu, r10);
@@ -343,34 +358,36 @@ sim::Task Raid10::Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule) {
   cb_free_.push_back(&cb);
 }
 
-// update_head_pos(): conf->mirrors[dev].head_position = addr + sectors.
-sim::Time Raid10::UpdateHeadPos(Cpu& cpu, const Bio& bio) {
+// update_head_pos(): conf->mirrors[dev].head_position = addr + sectors;
+// then `then` of the caller's work.
+Raid10::MdAccess Raid10::UpdateHeadPos(Cpu& cpu, const Bio& bio, sim::Time then) {
   head_position_[static_cast<size_t>(bio.dev)] = bio.r10->sector + bio.bytes / 512;
-  return mirrors_.WriteCost(cpu);
+  return MdAccess{this, mirror_[static_cast<size_t>(bio.dev)]->Write(cpu, then), sim_->Now(), epoch_};
 }
 
-// rdev_dec_pending(): atomic_dec_and_test(&rdev->nr_pending).
-sim::Time Raid10::RdevDecPending(Cpu& cpu, int dev) {
+// rdev_dec_pending(): atomic_dec_and_test(&rdev->nr_pending) (the Faulty
+// test after it reads the flags' read-only line).
+Raid10::MdAccess Raid10::RdevDecPending(Cpu& cpu, int dev) {
   --rdev_pending_count_[static_cast<size_t>(dev)];
-  return rdev_pending_[static_cast<size_t>(dev)]->WriteCost(cpu);
+  return Rmw(*rdev_pending_[static_cast<size_t>(dev)], cpu);
 }
 
 // raid10_end_read_request(): update_head_pos, raid_end_bio_io,
 // rdev_dec_pending.
 sim::Task Raid10::EndReadRequest(Cpu& cpu, Bio& bio) {
   const int dev = bio.dev;
-  co_await Md(cpu, costs_.end_request.value + UpdateHeadPos(cpu, bio));
+  co_await UpdateHeadPos(cpu, bio, costs_.end_request.value);
   co_await RaidEndBioIo(cpu, *bio.r10);
-  co_await Md(cpu, RdevDecPending(cpu, dev));
+  co_await RdevDecPending(cpu, dev);
 }
 
 // raid10_end_write_request(): find_bio_disk (update_head_pos),
 // one_write_done, rdev_dec_pending.
 sim::Task Raid10::EndWriteRequest(Cpu& cpu, Bio& bio) {
   const int dev = bio.dev;
-  co_await Md(cpu, costs_.end_request.value + UpdateHeadPos(cpu, bio));
+  co_await UpdateHeadPos(cpu, bio, costs_.end_request.value);
   co_await OneWriteDone(cpu, *bio.r10);
-  co_await Md(cpu, RdevDecPending(cpu, dev));
+  co_await RdevDecPending(cpu, dev);
 }
 
 // one_write_done(): the last reference ends the master (close_write,
@@ -389,10 +406,7 @@ sim::Task Raid10::RaidEndBioIo(Cpu& cpu, R10Bio& r10) {
   stats_.dio += costs_.dio_complete.value;
   co_await cpu.Run(costs_.end_bio_io.value + costs_.dio_complete.value);
   co_await rq.sink->Complete(rq, cpu);
-  // allow_barrier(conf)
-  if (co_await AllowBarrierDec(cpu)) {
-    if (co_await WqHasSleeper(cpu)) co_await WakeUp(cpu);  // wake_up_barrier(conf)
-  }
+  co_await AllowBarrier(cpu);
   FreeR10Bio(&r10);
 }
 

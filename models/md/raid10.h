@@ -33,14 +33,18 @@
 //          rdev_dec_pending); the second one_write_done ends the master
 //          (raid_end_bio_io); kfree of the plug callback.
 //
-// Shared lines (CacheLine: an access pays the move of the line from the
-// CPU that wrote it last, by distance): conf->nr_pending, conf->mirrors
-// (both mirrors' head_position, 32-byte raid10_info entries in one line),
-// each rdev's nr_pending, the seqcount of conf->resync_lock with
-// conf->barrier (read only here), conf->device_lock, and the wait queue's
-// list head. The wait queue's spinlock is a qspinlock whose contended
+// Shared lines: every field the path touches sits on the line its struct
+// puts it on (raid10_layout.h), and an access names the field (StructLines,
+// CacheLine: a line is a server of its transactions, with the platform's
+// arbitration). The hot lines: conf+192 (resync_lock's seqcount and lock,
+// nr_pending, barrier, array_freeze_pending, next_resync), conf+256
+// (wait_barrier's lock word and list head), mirrors+0 (both raid10_info
+// entries: rdev pointers and head_position), and each rdev's +192 (its
+// nr_pending). The wait queue's spinlock is a qspinlock whose contended
 // hand-offs cost the lock word's transfers (LockHandoffCosts given by the
-// caller).
+// caller); taking it writes conf+256. Read-only fields (conf->mirrors, the
+// rdevs' flags and bdev) are never written on this path: after their first
+// read every CPU hits its copy, so they are not modeled.
 //
 // Kept as in the source but not reached by this workload: wait_barrier's
 // slow path under conf->resync_lock (only with a barrier raised by resync,
@@ -66,6 +70,7 @@
 #include "models/md/brd.h"
 #include "models/sync/cache_line.h"
 #include "models/sync/handoff_costs.h"
+#include "models/sync/struct_layout.h"
 #include "models/sync/spinlock.h"
 #include "models/sync/wait_queue.h"
 #include "sim/simulator.h"
@@ -120,25 +125,17 @@ struct Raid10Params {
   // Commit a8d5fdd4d270 (Linux 6.5): raid10_unplug calls
   // wake_up_barrier(conf) instead of wake_up(&conf->wait_barrier).
   bool unplug_wake_up_barrier = false;
-  // The socket struct r10conf's memory (and so every shared line and lock
-  // word here) is on; -1: not modeled (HomedDistance).
-  int home_socket = -1;
-  // What-if: every shared line's transfers queue behind the one in flight
-  // (CacheLine::set_serialized).
-  bool serialize_lines = false;
-  // With serialize_lines: the transfers' share of their idle cost.
-  double serialized_transfer_scale = 1.0;
 };
 
 class Raid10 final : public BlockStack {
  public:
   static constexpr int kCopies = 2;
 
-  // `lines`: the shared lines' transfer costs (and the locks' MCS nodes');
-  // `wait_lock`: the lock word's hand-off in conf->wait_barrier's
-  // qspinlock.
+  // `lines`: the shared lines (their hand-off table also gives the locks'
+  // MCS nodes' transfers); `wait_lock`: the lock word's hand-off in
+  // conf->wait_barrier's qspinlock.
   Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& brd, const Raid10Params& params,
-         const LockHandoffCosts& lines, const LockHandoffCosts& wait_lock);
+         const LineCosts& lines, const LockHandoffCosts& wait_lock);
   Raid10(const Raid10&) = delete;
   Raid10& operator=(const Raid10&) = delete;
   ~Raid10() override;
@@ -152,8 +149,10 @@ class Raid10 final : public BlockStack {
 
   const Raid10Params& params() const { return params_; }
   const WaitQueue& wait_barrier() const { return wait_barrier_; }
-  // The shared lines, in a fixed order for reports.
-  std::vector<const CacheLine*> lines() const;
+  // The hot lines, in a fixed order for reports: conf+192 (nr_pending),
+  // conf+256 (wait_barrier), mirrors+0, rdev0+192, rdev1+192.
+  static constexpr int kHotLines = 5;
+  std::array<CacheLine*, kHotLines> lines() const { return hot_; }
   const Brd& brd(int i) const { return *brds_[static_cast<size_t>(i)]; }
 
   // Counters since the last ResetStats. Time is what the path charged on
@@ -177,14 +176,10 @@ class Raid10 final : public BlockStack {
   struct Plug;
   struct BioList;
 
-  // A step whose only wait is its one charge of CPU time returns that
-  // charge (an awaiter) instead of being a coroutine, and a step that only
-  // calls another returns that one's Task (or an empty Task): the same
-  // events in the same order, without a coroutine frame per step. Their
-  // awaiters resume with what the kernel function returns.
-  struct NolockAwaiter;
-  struct DecAndTestAwaiter;
+  // wq_has_sleeper() on conf->wait_barrier, its time md's.
   struct HasSleeperAwaiter;
+  // A line access by md, its time md's.
+  struct MdAccess;
 
   // block/fops.c and block/blk-core.c (Submit is blkdev_{read,write}_iter).
   sim::Task BlkFinishPlug(Cpu& cpu, Plug& plug);
@@ -192,23 +187,24 @@ class Raid10 final : public BlockStack {
   // drivers/md.
   sim::Task MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list);
   sim::Task ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list);
-  // wait_barrier(): `if (!co_await WaitBarrierNolock(cpu)) co_await
-  // WaitBarrier(cpu);`, the second being its slow path.
-  NolockAwaiter WaitBarrierNolock(Cpu& cpu);
+  // wait_barrier(): wait_barrier_nolock() (its result in *through), then
+  // WaitBarrierSlow when it did not get through.
   sim::Task WaitBarrier(Cpu& cpu);
-  // allow_barrier(): `if (co_await AllowBarrierDec(cpu))` wake_up_barrier.
-  DecAndTestAwaiter AllowBarrierDec(Cpu& cpu);
+  sim::Task WaitBarrierNolock(Cpu& cpu, bool* through);
+  sim::Task WaitBarrierSlow(Cpu& cpu);
+  sim::Task AllowBarrier(Cpu& cpu);
   // wake_up_barrier(): `if (co_await WqHasSleeper(cpu)) co_await
   // WakeUp(cpu);`.
   HasSleeperAwaiter WqHasSleeper(Cpu& cpu);
   sim::Task WakeUp(Cpu& cpu);
-  Cpu::WorkAwaiter ReadBalance(Cpu& cpu, R10Bio& r10);
+  sim::Task ReadBalance(Cpu& cpu, R10Bio& r10);
   sim::Task WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug);
+  sim::Task WaitBlockedDev(Cpu& cpu);
   Cpu::WorkAwaiter WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug);
   PlugCb* BlkCheckPlugged(Plug& plug, sim::Time* cost);
   sim::Task Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule);
-  sim::Time UpdateHeadPos(Cpu& cpu, const Bio& bio);
-  sim::Time RdevDecPending(Cpu& cpu, int dev);
+  MdAccess UpdateHeadPos(Cpu& cpu, const Bio& bio, sim::Time then);
+  MdAccess RdevDecPending(Cpu& cpu, int dev);
   sim::Task EndReadRequest(Cpu& cpu, Bio& bio);
   sim::Task EndWriteRequest(Cpu& cpu, Bio& bio);
   sim::Task OneWriteDone(Cpu& cpu, R10Bio& r10);
@@ -226,23 +222,27 @@ class Raid10 final : public BlockStack {
   R10Bio* AllocR10Bio();
   void FreeR10Bio(R10Bio* r10);
 
-  // wait_barrier_nolock(): its work, then whether it got through.
-  struct NolockAwaiter {
-    Cpu::WorkAwaiter work;
-    bool through;
-    bool await_ready() const noexcept { return work.await_ready(); }
-    void await_suspend(std::coroutine_handle<> h) { work.await_suspend(h); }
-    bool await_resume() const noexcept { return through; }
+  // An access of `field`'s line followed by `then` of md's work, counted
+  // as md's time when it resumes (unless the counters were reset
+  // meanwhile).
+  struct MdAccess {
+    Raid10* raid;
+    CacheLine::Access access;
+    sim::Time since;
+    uint64_t epoch;
+    bool await_ready() { return access.await_ready(); }
+    void await_suspend(std::coroutine_handle<> h) { access.await_suspend(h); }
+    void await_resume() const {
+      access.await_resume();
+      if (epoch == raid->epoch_) raid->stats_.md += raid->sim_->Now() - since;
+    }
   };
-  // atomic_dec_and_test(): the line's access, then the decrement (once the
-  // access is done, as the atomic instruction completes) and its test.
-  struct DecAndTestAwaiter {
-    Cpu::WorkAwaiter work;
-    int64_t* count;
-    bool await_ready() const noexcept { return work.await_ready(); }
-    void await_suspend(std::coroutine_handle<> h) { work.await_suspend(h); }
-    bool await_resume() const noexcept { return --*count == 0; }
-  };
+  MdAccess Read(CacheLine& line, Cpu& cpu, sim::Time then = sim::Time::Zero()) {
+    return MdAccess{this, line.Read(cpu, then), sim_->Now(), epoch_};
+  }
+  MdAccess Rmw(CacheLine& line, Cpu& cpu, sim::Time then = sim::Time::Zero()) {
+    return MdAccess{this, line.AtomicRmw(cpu, then), sim_->Now(), epoch_};
+  }
   // wq_has_sleeper() on conf->wait_barrier, its time added to md's when it
   // returns (AddMd).
   struct HasSleeperAwaiter {
@@ -251,7 +251,7 @@ class Raid10 final : public BlockStack {
     sim::Time since, spin_since;
     uint64_t epoch;
     WaitQueue::HasSleeperAwaiter check;
-    bool await_ready() const noexcept { return check.await_ready(); }
+    bool await_ready() { return check.await_ready(); }
     void await_suspend(std::coroutine_handle<> h) { check.await_suspend(h); }
     bool await_resume() const {
       raid->AddMd(since, spin_since, *cpu, epoch);
@@ -263,19 +263,25 @@ class Raid10 final : public BlockStack {
   Raid10Costs costs_;
   Raid10Params params_;
   std::array<std::unique_ptr<Brd>, kCopies> brds_;
-  // struct r10conf and its members' shared state.
+  // struct r10conf, conf->mirrors and the members' md_rdevs, as laid out
+  // (raid10_layout.h), and the values of the fields the path decides on.
+  StructLines conf_lines_;
+  StructLines mirrors_lines_;
+  std::array<std::unique_ptr<StructLines>, kCopies> rdev_lines_;
+  CacheLine& resync_seq_;  // conf->resync_lock.seqcount
+  CacheLine& nr_pending_;  // conf->nr_pending
+  CacheLine& barrier_line_;  // conf->barrier
+  CacheLine& freeze_line_;  // conf->array_freeze_pending
+  CacheLine& wait_head_;   // conf->wait_barrier: lock word and list head
+  std::array<CacheLine*, kCopies> mirror_;      // conf->mirrors[i] (rdev, head_position)
+  std::array<CacheLine*, kCopies> rdev_pending_;  // rdev[i]->nr_pending
+  std::array<CacheLine*, kHotLines> hot_;
   WaitQueue wait_barrier_;
-  CacheLine wait_barrier_head_;
   Spinlock resync_lock_;
-  CacheLine resync_seq_;  // conf->resync_lock's seqcount and conf->barrier
-  int barrier_ = 0;
-  Spinlock device_lock_;
-  CacheLine device_lock_line_;
-  CacheLine nr_pending_;
+  int barrier_ = 0;                // no resync, recovery or freeze_array raises it
+  int array_freeze_pending_ = 0;
   int64_t nr_pending_count_ = 0;
-  CacheLine mirrors_;  // conf->mirrors[]: head_position of each mirror
   std::array<uint64_t, kCopies> head_position_{};
-  std::array<std::unique_ptr<CacheLine>, kCopies> rdev_pending_;
   std::array<int64_t, kCopies> rdev_pending_count_{};
   // Pools (mempool_alloc / kzalloc without allocation in steady state).
   std::vector<std::unique_ptr<R10Bio>> r10_all_;

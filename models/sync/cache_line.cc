@@ -6,48 +6,187 @@
 
 namespace models {
 
-CacheLine::CacheLine(std::string name, const LockHandoffCosts& costs)
-    : name_(std::move(name)), costs_(costs.Table()) {}
-
-void CacheLine::set_serialized(bool on, double scale) {
-  serialized_ = on;
-  serialized_scale_ = scale;
+const char* LineArbitrationName(LineArbitration a) {
+  switch (a) {
+    case LineArbitration::kUnqueued: return "unqueued";
+    case LineArbitration::kFifo: return "fifo";
+    case LineArbitration::kNearestFirst: return "nearest_first";
+  }
+  return "?";
 }
+
+CacheLine::CacheLine(sim::Simulator& sim, std::string name, const LineCosts& costs)
+    : sim_(&sim), name_(std::move(name)), costs_(costs), handoff_(costs.handoff.Table()) {
+  const double ratio = costs_.arbitration == LineArbitration::kUnqueued ? 1.0 : costs_.service_ratio;
+  for (int d = 0; d < kCpuDistances; ++d) {
+    service_[d] = sim::Time::Picos(std::llround(static_cast<double>(handoff_[d].ps()) * ratio));
+  }
+}
+
+CacheLine::CacheLine(sim::Simulator& sim, std::string name, const LockHandoffCosts& handoff)
+    : CacheLine(sim, std::move(name), LineCosts{handoff}) {}
 
 void CacheLine::ResetStats() {
-  accesses_ = transfers_ = 0;
+  accesses_ = transfers_ = queued_ = bypasses_ = 0;
   transfers_by_.fill(0);
+  wait_sum_ = sim::Time::Zero();
+  // The part of the transaction in flight that falls in the new window.
+  busy_sum_ = std::max(sim::Time::Zero(), busy_until_ - sim_->Now());
 }
 
-sim::Time CacheLine::Access(Cpu& cpu, bool write) {
-  ++accesses_;
-  if (ideal_) return costs_[static_cast<int>(CpuDistance::kSame)];
-  // A write needs the line exclusive: a copy read since the last write is
-  // not enough.
-  const bool here = write ? (writer_ == nullptr || writer_ == &cpu) : HasCopy(cpu);
-  sim::Time cost = costs_[static_cast<int>(CpuDistance::kSame)];
-  if (!here) {
-    const CpuDistance d = HomedDistance(writer_->place(), cpu.place(), home_);
-    cost = costs_[static_cast<int>(d)];
-    if (serialized_) {
-      cost = sim::Time::Picos(std::llround(static_cast<double>(cost.ps()) * serialized_scale_));
-      const sim::Time now = cpu.sim().Now();
-      const sim::Time start = std::max(now, free_at_);
-      free_at_ = start + cost;
-      cost = free_at_ - now;
-    }
-    ++transfers_;
-    ++transfers_by_[static_cast<int>(d)];
+sim::Time CacheLine::BusyTime() const { return busy_sum_ - std::max(sim::Time::Zero(), busy_until_ - sim_->Now()); }
+
+bool CacheLine::Needs(const Cpu& cpu, bool write) const {
+  if (write) return !(writer_ == nullptr || (writer_ == &cpu && !shared_));
+  return !HasCopy(cpu);
+}
+
+void CacheLine::Touch(const Cpu& cpu) {
+  writer_ = &cpu;
+  holder_ = &cpu;
+  shared_ = false;
+  ++writes_;
+}
+
+sim::Time CacheLine::Serve(const Cpu& cpu, bool write) {
+  // Where the line comes from: the previous transaction's CPU, or for the
+  // upgrade of this CPU's own shared copy, the last writer's.
+  const Cpu* from = holder_ != &cpu ? holder_ : writer_;
+  const CpuDistance d = from != nullptr ? Distance(*from, cpu) : CpuDistance::kSame;
+  ++transfers_;
+  ++transfers_by_[static_cast<int>(d)];
+  const sim::Time s = service_[static_cast<int>(d)];
+  if (costs_.arbitration == LineArbitration::kUnqueued) {
+    Apply(cpu, write);
+  } else {
+    // The line is the new owner's once the transaction is done; until
+    // then the CPUs that had it go on hitting their copies.
+    pending_ = {&cpu, write, sim_->Now() + s};
   }
+  return s;
+}
+
+void CacheLine::Apply(const Cpu& cpu, bool write) {
+  holder_ = &cpu;
   if (write) {
     writer_ = &cpu;
+    shared_ = false;
     ++writes_;
-  } else if (!here) {
+  } else {
+    shared_ = true;
     const auto id = static_cast<size_t>(cpu.id());
     if (id >= copy_at_.size()) copy_at_.resize(id + 1, 0);
     copy_at_[id] = writes_;
   }
-  return cost;
+}
+
+bool CacheLine::Start(Access& a) {
+  ++accesses_;
+  const Cpu& cpu = *a.cpu_;
+  Settle();
+  if (ideal_ || !Needs(cpu, a.write_)) {
+    if (!ideal_ && a.write_) {
+      // A write to a line nobody wrote yet, or held here exclusive: it
+      // stays here, and other CPUs' copies go stale.
+      writer_ = holder_ = &cpu;
+      ++writes_;
+    }
+    a.run_ = handoff_[0] + a.then_;
+    return a.run_ == sim::Time::Zero();
+  }
+  const sim::Time now = sim_->Now();
+  if (costs_.arbitration != LineArbitration::kUnqueued && (waiters_ > 0 || busy_until_ > now)) {
+    a.queued_ = true;
+    return false;
+  }
+  const sim::Time s = Serve(cpu, a.write_);
+  if (costs_.arbitration != LineArbitration::kUnqueued) {
+    busy_until_ = now + s;
+    busy_sum_ += s;
+  }
+  a.run_ = s + a.then_;
+  return a.run_ == sim::Time::Zero();
+}
+
+void CacheLine::Suspend(Access& a, std::coroutine_handle<> h) {
+  Cpu& cpu = *a.cpu_;
+  if (!a.queued_) {
+    cpu.Run(a.run_).await_suspend(h);
+    return;
+  }
+  a.h_ = h;
+  a.was_irq_ = cpu.in_irq();
+  a.since_ = sim_->Now();
+  a.passed_ = 0;
+  cpu.BeginSpinWait(CpuTime::kSystem);
+  // Into the arrival order and its LLC's.
+  a.prev_ = tail_;
+  a.next_ = nullptr;
+  (tail_ != nullptr ? tail_->next_ : head_) = &a;
+  tail_ = &a;
+  const auto g = static_cast<size_t>(cpu.place().llc);
+  if (g >= llc_.size()) llc_.resize(g + 1);
+  Group& grp = llc_[g];
+  a.group_prev_ = grp.tail;
+  a.group_next_ = nullptr;
+  (grp.tail != nullptr ? grp.tail->group_next_ : grp.head) = &a;
+  grp.tail = &a;
+  ++waiters_;
+  ++queued_;
+  if (!pick_due_) {
+    pick_due_ = true;
+    sim_->ScheduleAt(std::max(busy_until_, sim_->Now()), pick_.handle());
+  }
+}
+
+void CacheLine::Unlink(Access* a) {
+  (a->prev_ != nullptr ? a->prev_->next_ : head_) = a->next_;
+  (a->next_ != nullptr ? a->next_->prev_ : tail_) = a->prev_;
+  Group& grp = llc_[static_cast<size_t>(a->cpu_->place().llc)];
+  (a->group_prev_ != nullptr ? a->group_prev_->group_next_ : grp.head) = a->group_next_;
+  (a->group_next_ != nullptr ? a->group_next_->group_prev_ : grp.tail) = a->group_prev_;
+  --waiters_;
+}
+
+CacheLine::Access* CacheLine::Choose() {
+  Access* oldest = head_;
+  if (costs_.arbitration != LineArbitration::kNearestFirst || holder_ == nullptr) return oldest;
+  if (oldest->passed_ >= costs_.max_bypass) return oldest;
+  // The holder's LLC first.
+  const CpuPlace& at = holder_->place();
+  const auto g = static_cast<size_t>(at.llc);
+  if (g < llc_.size() && llc_[g].head != nullptr) return llc_[g].head;
+  // Then the oldest waiter of the holder's socket, where that socket's LLCs
+  // talk directly (not through another socket's home directory).
+  if ((costs_.home_socket < 0 || at.socket == costs_.home_socket) &&
+      Distance(*holder_, *oldest->cpu_) == CpuDistance::kRemote) {
+    for (Access* w = oldest; w != nullptr; w = w->next_) {
+      if (Distance(*holder_, *w->cpu_) == CpuDistance::kSocket) return w;
+    }
+  }
+  return oldest;
+}
+
+void CacheLine::Pick() {
+  Settle();
+  Access* a = Choose();
+  if (a != head_) {
+    // Every older waiter is passed over.
+    ++bypasses_;
+    for (Access* w = head_; w != a; w = w->next_) ++w->passed_;
+  }
+  Unlink(a);
+  const sim::Time now = sim_->Now();
+  const sim::Time s = Serve(*a->cpu_, a->write_);
+  busy_until_ = now + s;
+  busy_sum_ += s;
+  wait_sum_ += now - a->since_;
+  if (waiters_ > 0) {
+    sim_->ScheduleAt(busy_until_, pick_.handle());
+  } else {
+    pick_due_ = false;
+  }
+  a->cpu_->ResumeAt(a->h_, busy_until_ + a->then_, a->was_irq_);
 }
 
 }  // namespace models

@@ -1,106 +1,231 @@
-// A contended cache line: a shared counter (atomic_t, like raid10's
-// conf->nr_pending), a list head, a flag several CPUs read and write.
+// A contended 64-byte cache line: the line holding a shared counter
+// (raid10's conf->nr_pending), a list head, the fields several CPUs read and
+// write. Models name a field (struct_layout.h); the field's line is what
+// moves.
 //
-// Each access costs its CPU the line's move when the line is elsewhere --
-// the transfer LockHandoffCosts gives for the distance from the CPU that
-// wrote it last -- and the same-CPU figure when the line is already here:
+// The line's coherence state, per access on `cpu`:
 //
-//   - a write or atomic read-modify-write (atomic_inc, cmpxchg) on a CPU
-//     other than the last writer's moves the line to this CPU, which
-//     becomes the last writer;
-//   - a read on a CPU other than the last writer's moves a shared copy
-//     here once; further reads on that CPU hit until the next write.
+//   - a read is a transaction when another CPU wrote the line since this
+//     CPU's last copy (its copy is stale or it has none); it leaves a
+//     shared copy here, and further reads hit until the next write;
+//   - a write or atomic read-modify-write (atomic_inc, cmpxchg) is a
+//     transaction unless this CPU wrote the line last and no other CPU has
+//     read it since (the line is exclusive here); after it this CPU is the
+//     line's last writer and every other copy is stale. A read followed by
+//     an RMW on a line another CPU wrote is two transactions.
 //
-// The accesses are charged as `co_await line.AtomicRmw(cpu)` (one Run on
-// the caller's CPU, in its context). A line nobody wrote yet is local
-// everywhere.
+// A hit costs the table's same-CPU figure. A transaction is served by the
+// line (LineCosts): it moves the line from the CPU of the line's previous
+// transaction -- for a write that this CPU's own read made shared, from the
+// last writer -- and occupies the line for `service_ratio` times the idle
+// one-way hand-off between those two CPUs, by their distance
+// (LockHandoffCosts, with the home socket's HomedDistance). The policy
+// says what happens when it is busy:
 //
-// Not modeled by default: the wait of an access behind another CPU's
-// transfer of the same line (concurrent accesses each pay their own
-// transfer); set_serialized(true) adds it, as a what-if: a transfer starts
-// once the one in flight has ended, and the access pays its wait too. Not
-// modeled: the cost of invalidating readers' copies. Where the line's
-// memory lives counts only when a home socket is set.
+//   - kUnqueued: no line waits; every transaction pays its own hand-off at
+//     once (ratio 1), however many are in flight (the simplification of a
+//     line under light load);
+//   - kFifo: a transaction waits for the one in flight and those queued
+//     before it: the line is a single FIFO server;
+//   - kNearestFirst: when the line comes free it goes to the waiting CPU
+//     nearest the CPU that holds it (same LLC, then the same socket where
+//     that is cheaper than another socket; the oldest waiter among equals),
+//     unless the oldest waiter has been passed over `max_bypass` times,
+//     which then gets it: the measured unfairness of contended lines on AMD
+//     Zen (a line stays in the CCX that has it), with the starvation bound
+//     every coherent fabric has.
+//
+// The requesting CPU waits for its transaction as kernel time (a stalled
+// load or locked instruction is not a spin on a lock): `co_await
+// line.AtomicRmw(cpu, then)` resumes once the transaction is done and `then`
+// of the caller's own work after it has run. A transaction on a free line
+// is one charge of CPU time; a queued one waits for the line to pick it.
+//
+// Not modeled: the cost of invalidating the readers' copies beyond the
+// transaction itself, prefetching, and SMT siblings' preference within an
+// LLC.
 #ifndef VIOSIM_MODELS_SYNC_CACHE_LINE_H_
 #define VIOSIM_MODELS_SYNC_CACHE_LINE_H_
 
 #include <array>
+#include <coroutine>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/cpu/callback.h"
 #include "models/cpu/cpu.h"
 #include "models/sync/handoff_costs.h"
 #include "sim/time.h"
 
 namespace models {
 
+enum class LineArbitration : uint8_t { kUnqueued, kFifo, kNearestFirst };
+const char* LineArbitrationName(LineArbitration a);
+
+// How a machine's contended lines behave.
+struct LineCosts {
+  // Idle one-way hand-off of a line by distance (same_cpu: a hit).
+  LockHandoffCosts handoff;
+  // A queued transaction's occupancy of the line, as a share of the idle
+  // hand-off between its CPU and the line's previous holder (kFifo,
+  // kNearestFirst; kUnqueued charges the hand-off itself).
+  double service_ratio = 1.0;
+  LineArbitration arbitration = LineArbitration::kUnqueued;
+  // kNearestFirst: how many times the oldest waiter may be passed over.
+  int max_bypass = 1;
+  // The socket the lines' memory is on (HomedDistance); -1: not modeled.
+  int home_socket = -1;
+};
+
 class CacheLine {
  public:
-  CacheLine(std::string name, const LockHandoffCosts& costs);
+  CacheLine(sim::Simulator& sim, std::string name, const LineCosts& costs);
+  // An unqueued line over `handoff` (the policy of a line under light load).
+  CacheLine(sim::Simulator& sim, std::string name, const LockHandoffCosts& handoff);
   CacheLine(const CacheLine&) = delete;
   CacheLine& operator=(const CacheLine&) = delete;
 
   const std::string& name() const { return name_; }
-  // The socket the line's memory is on (HomedDistance); -1, the default:
-  // distances as DistanceOf gives them.
-  void set_home_socket(int socket) { home_ = socket; }
-  // Whether a transfer waits for the one in flight (see the file comment);
-  // when it does, a transfer occupies the line for `scale` times its
-  // distance's cost (and the access pays that, after its wait).
-  void set_serialized(bool on, double scale = 1.0);
-  // Ideal (the what-if of `explain --ideal`): every access costs what it
-  // costs on a line already in this CPU's cache, and never waits.
+  // The fields it holds, for reports ("nr_pending, barrier").
+  const std::string& fields() const { return fields_; }
+  void set_fields(std::string f) { fields_ = std::move(f); }
+  const LineCosts& costs() const { return costs_; }
+  // Ideal (the what-if of a resource made ideal): every access costs what
+  // it costs on a line already in this CPU's cache, and never waits.
   void set_ideal(bool on) { ideal_ = on; }
   bool ideal() const { return ideal_; }
   // The CPU that wrote the line last; null if nobody has.
   const Cpu* last_writer() const { return writer_; }
 
-  // The accesses, by code running on `cpu`.
-  Cpu::WorkAwaiter Read(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/false)); }
-  Cpu::WorkAwaiter Write(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
-  Cpu::WorkAwaiter AtomicRmw(Cpu& cpu) { return cpu.Run(Access(cpu, /*write=*/true)); }
+  class Access {
+   public:
+    Access(CacheLine* line, Cpu* cpu, bool write, sim::Time then)
+        : line_(line), cpu_(cpu), then_(then), write_(write) {}
+    bool await_ready() { return line_->Start(*this); }
+    void await_suspend(std::coroutine_handle<> h) { line_->Suspend(*this, h); }
+    void await_resume() const noexcept {
+      if (queued_) cpu_->EndSpinWait(was_irq_);
+    }
 
-  // The same accesses for a caller that charges them together with its own
-  // work in one Run: the line's state changes now and the access's cost is
-  // returned (`co_await cpu.Run(work + line.ReadCost(cpu))`).
-  sim::Time ReadCost(Cpu& cpu) { return Access(cpu, /*write=*/false); }
-  sim::Time WriteCost(Cpu& cpu) { return Access(cpu, /*write=*/true); }
+   private:
+    friend class CacheLine;
+    CacheLine* line_;
+    Cpu* cpu_;
+    sim::Time then_;
+    bool write_;
+    bool queued_ = false;
+    bool was_irq_ = false;
+    sim::Time run_;  // not queued: what the CPU is charged now
+    // Queued: the waiter's place in the line's lists and its wait.
+    std::coroutine_handle<> h_;
+    Access* prev_ = nullptr;
+    Access* next_ = nullptr;
+    Access* group_prev_ = nullptr;  // among the waiters of its LLC
+    Access* group_next_ = nullptr;
+    sim::Time since_;
+    int passed_ = 0;  // times a younger waiter got the line first
+  };
+
+  // The accesses, by code running on `cpu`, each followed by `then` of the
+  // caller's work (zero: none).
+  Access Read(Cpu& cpu, sim::Time then = sim::Time::Zero()) { return Access(this, &cpu, false, then); }
+  Access Write(Cpu& cpu, sim::Time then = sim::Time::Zero()) { return Access(this, &cpu, true, then); }
+  Access AtomicRmw(Cpu& cpu, sim::Time then = sim::Time::Zero()) { return Access(this, &cpu, true, then); }
+
+  // A write whose cost its caller charges itself (a lock word's hand-off,
+  // charged by the lock): the line's state changes as a write's does, and
+  // nothing is served or counted as a transaction.
+  void Touch(const Cpu& cpu);
 
   // Counters since the last ResetStats.
   uint64_t accesses() const { return accesses_; }
-  // Accesses that moved the line, in all and by distance (indexed by
-  // CpuDistance; kSame stays zero).
+  // Transactions, in all and by distance (indexed by CpuDistance; kSame
+  // counts upgrades of a copy this CPU read).
   uint64_t transfers() const { return transfers_; }
   uint64_t transfers_at(CpuDistance d) const { return transfers_by_[static_cast<int>(d)]; }
+  // Transactions that waited for the line, and the waits' and services' sums.
+  uint64_t queued() const { return queued_; }
+  sim::Time wait_sum() const { return wait_sum_; }
+  // The time the line was serving a transaction within the window (a
+  // transaction in flight at either end counts for its part inside).
+  sim::Time BusyTime() const;
+  // Transactions that went to a waiter other than the oldest.
+  uint64_t bypasses() const { return bypasses_; }
   void ResetStats();
 
  private:
-  // Updates the line's state for an access on `cpu` and returns its cost.
-  sim::Time Access(Cpu& cpu, bool write);
+  // Whether `a` needs no wait (a hit, or a free line: run_ set).
+  bool Start(Access& a);
+  void Suspend(Access& a, std::coroutine_handle<> h);
+  // A transaction by `cpu` from the line's previous place: counted, its
+  // state change due when it is done (at once when unqueued); returns its
+  // service time.
+  sim::Time Serve(const Cpu& cpu, bool write);
+  // The line's state after a transaction or write by `cpu`.
+  void Apply(const Cpu& cpu, bool write);
+  // Applies the transaction in flight once it is done.
+  void Settle() {
+    if (pending_.cpu != nullptr && sim_->Now() >= pending_.at) {
+      Apply(*pending_.cpu, pending_.write);
+      pending_.cpu = nullptr;
+    }
+  }
+  bool Needs(const Cpu& cpu, bool write) const;
   bool HasCopy(const Cpu& cpu) const {
     if (writer_ == nullptr || writer_ == &cpu) return true;
     const auto id = static_cast<size_t>(cpu.id());
     return id < copy_at_.size() && copy_at_[id] == writes_;
   }
+  CpuDistance Distance(const Cpu& from, const Cpu& to) const {
+    return &from == &to ? CpuDistance::kSame : HomedDistance(from.place(), to.place(), costs_.home_socket);
+  }
+  // The line comes free: the next waiter's transaction starts.
+  void Pick();
+  Access* Choose();
+  void Unlink(Access* a);
 
+  sim::Simulator* sim_;
   std::string name_;
-  std::array<sim::Time, kCpuDistances> costs_;  // LockHandoffCosts::Table()
-  int home_ = -1;
+  std::string fields_;
+  LineCosts costs_;
+  std::array<sim::Time, kCpuDistances> handoff_;  // LockHandoffCosts::Table()
+  std::array<sim::Time, kCpuDistances> service_;  // handoff_ x service_ratio
   bool ideal_ = false;
-  bool serialized_ = false;
-  double serialized_scale_ = 1.0;  // serialized: a transfer's share of its cost
-  sim::Time free_at_;  // serialized: when the transfer in flight ends
   const Cpu* writer_ = nullptr;
-  // Writes so far, and per CPU id (the CPUs of one machine have distinct
-  // ids) the value it had when that CPU took its copy: a CPU has a copy
-  // since the last write when the two are equal, and a write drops every
-  // copy by counting itself.
+  const Cpu* holder_ = nullptr;  // the CPU of the last transaction
+  // Another CPU read the line since its last write.
+  bool shared_ = false;
+  // Writes so far, and per CPU id the value it had when that CPU took its
+  // copy: a CPU has a copy since the last write when the two are equal.
   uint64_t writes_ = 1;
   std::vector<uint64_t> copy_at_;
+  // The server: when the transaction in flight ends; the waiters in
+  // arrival order, and per LLC; whether a Pick is due.
+  sim::Time busy_until_;
+  Access* head_ = nullptr;
+  Access* tail_ = nullptr;
+  struct Group {
+    Access* head = nullptr;
+    Access* tail = nullptr;
+  };
+  std::vector<Group> llc_;
+  int waiters_ = 0;
+  bool pick_due_ = false;
+  // The transaction in flight: its CPU, kind, and when it is done.
+  struct Pending {
+    const Cpu* cpu = nullptr;
+    bool write = false;
+    sim::Time at;
+  } pending_;
+  InlineCallback<CacheLine, &CacheLine::Pick> pick_{this};
   uint64_t accesses_ = 0;
   uint64_t transfers_ = 0;
   std::array<uint64_t, kCpuDistances> transfers_by_{};
+  uint64_t queued_ = 0;
+  uint64_t bypasses_ = 0;
+  sim::Time wait_sum_;
+  sim::Time busy_sum_;
 };
 
 }  // namespace models

@@ -64,10 +64,12 @@ class WaitQueue {
   const std::string& name() const { return lock_.name(); }
 
   // Optional, for callers whose queue head is a contended line: the cache
-  // line of the list head (`line`, which the caller owns), read by
-  // HasSleeper and by WakeUp's walk, written whenever an entry is
-  // queued or removed; and `walk`, __wake_up_common's
-  // own work under the lock. Unset: the head costs nothing.
+  // line of wait_queue_head_t (`line`, which the caller owns: the lock word
+  // and the list head share it), read by HasSleeper and by WakeUp's walk,
+  // written whenever an entry is queued or removed and whenever the lock is
+  // taken (CacheLine::Touch: the word's move is the lock's own hand-off
+  // cost); and `walk`, __wake_up_common's own work under the lock. Unset:
+  // the head costs nothing.
   void set_head(CacheLine* line, sim::Time walk) {
     head_line_ = line;
     walk_ = walk;
@@ -108,22 +110,26 @@ class WaitQueue {
   sim::Task WakeUp(Cpu& cpu, int nr_exclusive);
 
   // wq_has_sleeper(): smp_mb() and waitqueue_active(), no lock:
-  // `if (co_await wq.HasSleeper(cpu))`. Costs `has_sleeper` on `cpu`.
+  // `if (co_await wq.HasSleeper(cpu))`. Reads the head's line, then costs
+  // `has_sleeper` on `cpu`.
   class HasSleeperAwaiter {
    public:
-    HasSleeperAwaiter(Cpu::WorkAwaiter barrier, const WaitQueue* wq) : barrier_(barrier), wq_(wq) {}
-    bool await_ready() const noexcept { return barrier_.await_ready(); }
-    void await_suspend(std::coroutine_handle<> h) { barrier_.await_suspend(h); }
+    HasSleeperAwaiter(CacheLine::Access read, const WaitQueue* wq) : read_(read), wq_(wq) {}
+    bool await_ready() { return read_.await_ready(); }
+    void await_suspend(std::coroutine_handle<> h) { read_.await_suspend(h); }
     // The list is read after the barrier.
-    bool await_resume() const noexcept { return wq_->active(); }
+    bool await_resume() const noexcept {
+      read_.await_resume();
+      return wq_->active();
+    }
 
    private:
-    Cpu::WorkAwaiter barrier_;
+    CacheLine::Access read_;
     const WaitQueue* wq_;
   };
   HasSleeperAwaiter HasSleeper(Cpu& cpu) const {
-    const sim::Time line = head_line_ != nullptr ? head_line_->ReadCost(cpu) : sim::Time::Zero();
-    return HasSleeperAwaiter(cpu.Run(has_sleeper_ + line), this);
+    CacheLine* line = head_line_ != nullptr ? head_line_ : &no_line_;
+    return HasSleeperAwaiter(line->Read(cpu, has_sleeper_), this);
   }
 
  private:
@@ -140,9 +146,14 @@ class WaitQueue {
   void InsertBefore(Entry& e, Entry* at);
   void Remove(Entry& e);  // list_del_init()
 
+  // lock_.LockIrqSave, and the head's line written by the lock word's move.
+  sim::Task LockIrqSave(Cpu& cpu);
+
   Spinlock lock_;
   sim::Time has_sleeper_;
   CacheLine* head_line_ = nullptr;
+  // Without a head line: one that is always here (every access a hit).
+  mutable CacheLine no_line_;
   sim::Time walk_;
   std::unordered_map<const Task*, Entry> entries_;  // one per task; stable addresses
   Entry* head_ = nullptr;

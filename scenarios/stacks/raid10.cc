@@ -1,6 +1,8 @@
 // stack.raid10: md raid10 (near-2) over two brd ramdisks on a bare-metal
 // host, Linux 6.4 (models/md): the raid10-unplug case.
+#include <array>
 #include <cmath>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,14 +17,16 @@
 namespace viosim::stacks {
 namespace {
 
-// The shared lines' short names in metric names, in Raid10::lines() order.
-const char* const kLineNames[] = {"nr_pending", "head_position", "rdev0_nr_pending", "rdev1_nr_pending",
-                                  "wait_barrier_head", "resync_seqcount", "device_lock"};
+// The hot lines' short names in metric names, in Raid10::lines() order:
+// conf+192, conf+256, mirrors+0, rdev0+192, rdev1+192, each by the field
+// that makes it hot.
+const char* const kLineNames[] = {"nr_pending", "wait_barrier", "mirrors", "rdev0_nr_pending", "rdev1_nr_pending"};
+static_assert(std::size(kLineNames) == models::Raid10::kHotLines);
 
 class Raid10Stack final : public BuiltStack {
  public:
   Raid10Stack(Machine& m, const models::Raid10Costs& costs, const models::BrdCosts& brd,
-              const models::Raid10Params& params, const models::LockHandoffCosts& lines,
+              const models::Raid10Params& params, const models::LineCosts& lines,
               const models::LockHandoffCosts& wait_lock, double lock_word_transfers)
       : machine_(&m),
         raid_(m.sim(), costs, brd, params, lines, wait_lock),
@@ -45,11 +49,16 @@ class Raid10Stack final : public BuiltStack {
         {"xfer_per_io_wait_barrier_lock",
          [this, &wq] { return lock_word_transfers_ * static_cast<double>(wq.contentions); }, ios, 1},
     };
-    const std::vector<const models::CacheLine*> lines = raid_.lines();
+    // Per hot line: transactions per I/O, their mean wait for the line
+    // (ns), the line's utilisation (% of the window serving one).
+    const std::array<models::CacheLine*, models::Raid10::kHotLines> lines = raid_.lines();
     for (size_t i = 0; i < lines.size(); ++i) {
       const models::CacheLine* l = lines[i];
-      m.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), [l] { return static_cast<double>(l->transfers()); },
-                   ios, 1});
+      auto tx = [l] { return static_cast<double>(l->transfers()); };
+      m.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), tx, ios, 1});
+      m.push_back({absl::StrCat("line_wait_ns_", kLineNames[i]), [l] { return l->wait_sum().ToSeconds(); }, tx, 1e9});
+      m.push_back({absl::StrCat("line_util_pct_", kLineNames[i]), [l] { return l->BusyTime().ToSeconds(); },
+                   [this] { return machine_->ElapsedS(); }, 100});
     }
     m.push_back({"plug_cbs_per_write", [this] { return static_cast<double>(raid_.stats().plug_cbs); }, writes, 1});
     // Where the CPUs' time goes: counted by the path as it charges it
@@ -78,11 +87,13 @@ class Raid10Stack final : public BuiltStack {
   void ResetStats() override { raid_.ResetStats(); }
 
   // conf->wait_barrier's lock bounds the run when nearly every acquisition
-  // finds it taken (a queue always waits); otherwise the CPUs do, when
-  // they are busy.
+  // finds it taken (a queue always waits); else the busiest hot line when
+  // it serves nearly all the time; otherwise the CPUs do, when they are
+  // busy.
   std::optional<Bound> BoundNow() override {
     const models::LockStat& wq = raid_.wait_barrier().lock().stat();
-    const double cpu_s = machine_->ElapsedS() * machine_->ncpus();
+    const double window = machine_->ElapsedS();
+    const double cpu_s = window * machine_->ncpus();
     if (cpu_s <= 0) return std::nullopt;
     const double spin = 100 * machine_->TimeInS(models::CpuTime::kSpin) / cpu_s;
     const double busy = 100 - 100 * machine_->TimeInS(models::CpuTime::kIdle) / cpu_s;
@@ -93,10 +104,24 @@ class Raid10Stack final : public BuiltStack {
                                    "%.1f%% of their time)",
                                    contended, spin)};
     }
+    const std::array<models::CacheLine*, models::Raid10::kHotLines> lines = raid_.lines();
+    size_t top = 0;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      if (lines[i]->BusyTime() > lines[top]->BusyTime()) top = i;
+    }
+    const double util = 100 * lines[top]->BusyTime().ToSeconds() / window;
+    if (util >= kSaturatedPct) {
+      const models::CacheLine& l = *lines[top];
+      const double wait_ns = l.transfers() > 0 ? 1e9 * l.wait_sum().ToSeconds() / l.transfers() : 0;
+      return Bound{absl::StrCat("line_", kLineNames[top]),
+                   absl::StrFormat("the cache line %s (%s): busy %.1f%% of the time, %.0f ns mean wait per "
+                                   "transaction",
+                                   l.name(), l.fields(), util, wait_ns)};
+    }
     if (busy >= kSaturatedPct) {
       return Bound{"cpu", absl::StrFormat("the CPUs (busy %.2f%%, spinning %.1f%%; wait_barrier lock contended "
-                                          "on %.1f%% of acquisitions)",
-                                          busy, spin, contended)};
+                                          "on %.1f%% of acquisitions; busiest line %s %.1f%%)",
+                                          busy, spin, contended, lines[top]->name(), util)};
     }
     return Bound{"per_io_latency", absl::StrFormat("per-I/O latency (CPUs busy %.1f%%)", busy)};
   }
@@ -110,7 +135,9 @@ class Raid10Stack final : public BuiltStack {
 std::vector<std::string> Names() {
   std::vector<std::string> n = {"wait_barrier_lock_per_io", "wait_barrier_contention_pct",
                                 "wait_barrier_wait_us_per_io", "xfer_per_io_wait_barrier_lock"};
-  for (const char* l : kLineNames) n.push_back(absl::StrCat("xfer_per_io_", l));
+  for (const char* l : kLineNames) {
+    for (const char* k : {"xfer_per_io_", "line_wait_ns_", "line_util_pct_"}) n.push_back(absl::StrCat(k, l));
+  }
   for (const char* c : {"plug_cbs_per_write", "md_cpu_pct", "brd_cpu_pct", "dio_cpu_pct", "spin_cpu_pct",
                         "fio_user_cpu_pct", "other_sys_cpu_pct", "idle_cpu_pct"}) {
     n.push_back(c);
@@ -151,28 +178,17 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m,
   if (!r.has_lock_word_transfers()) {
     return absl::InvalidArgumentError("field 'stack.raid10.lock_word_transfers' is required");
   }
-  models::LockHandoffCosts lines;
-  if (r.line_costs() == "epyc_rome") {
-    lines = models::EpycRomeHandoffCosts();
-  } else if (r.line_costs() == "none") {
-    lines = models::LockHandoffCosts::Uniform(sim::Time::Zero(),
-                                              {models::SourceKind::kDefined, "what-if: no shared-line cost"});
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat("field 'stack.raid10.line_costs': unknown table '",
-                                                   r.line_costs(), "' (tables: epyc_rome, none)"));
-  }
+  absl::StatusOr<models::LineCosts> lines = LineCostsOf(s.platform(), r.home_socket());
+  if (!lines.ok()) return lines.status();
   const double k = r.lock_word_transfers();
-  models::LockHandoffCosts wait_lock = lines;
+  models::LockHandoffCosts wait_lock = lines->handoff;
   for (models::Param<sim::Time>* e :
        {&wait_lock.same_core, &wait_lock.same_llc, &wait_lock.same_socket, &wait_lock.other_socket}) {
     *e = Scaled(*e, k);
   }
   models::Raid10Params params;
   params.unplug_wake_up_barrier = r.unplug_wake_up_barrier();
-  params.home_socket = r.home_socket();
-  params.serialize_lines = r.serialize_lines();
-  params.serialized_transfer_scale = r.serialized_transfer_scale();
-  return std::make_unique<Raid10Stack>(m, c, b, params, lines, wait_lock, k);
+  return std::make_unique<Raid10Stack>(m, c, b, params, *lines, wait_lock, k);
 }
 
 }  // namespace
