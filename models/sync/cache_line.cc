@@ -37,7 +37,10 @@ void CacheLine::ResetStats() {
 sim::Time CacheLine::BusyTime() const { return busy_sum_ - std::max(sim::Time::Zero(), busy_until_ - sim_->Now()); }
 
 bool CacheLine::Needs(const Cpu& cpu, bool write) const {
-  if (write) return !(writer_ == nullptr || (writer_ == &cpu && !shared_));
+  // A write hits only a line held exclusive here with no other CPU's
+  // transaction on its way (the line is being taken from this CPU then:
+  // the write waits for it and takes the line back).
+  if (write) return !(writer_ == nullptr || (writer_ == &cpu && !shared_ && pending_.cpu == nullptr));
   return !HasCopy(cpu);
 }
 

@@ -9,8 +9,9 @@
 //     CPU's last copy (its copy is stale or it has none); it leaves a
 //     shared copy here, and further reads hit until the next write;
 //   - a write or atomic read-modify-write (atomic_inc, cmpxchg) is a
-//     transaction unless this CPU wrote the line last and no other CPU has
-//     read it since (the line is exclusive here); after it this CPU is the
+//     transaction unless this CPU wrote the line last, no other CPU has
+//     read it since (the line is exclusive here) and no other CPU's
+//     transaction of it is on its way; after it this CPU is the
 //     line's last writer and every other copy is stale. A read followed by
 //     an RMW on a line another CPU wrote is two transactions.
 //
@@ -19,8 +20,9 @@
 // transaction -- for a write that this CPU's own read made shared, from the
 // last writer -- and occupies the line for `service_ratio` times the idle
 // one-way hand-off between those two CPUs, by their distance
-// (LockHandoffCosts, with the home socket's HomedDistance). The policy
-// says what happens when it is busy:
+// (LockHandoffCosts, with the home socket's HomedDistance). Its state
+// change lands when it is done: until then the CPUs that had the line go on
+// reading their copies. The policy says what happens when it is busy:
 //
 //   - kUnqueued: no line waits; every transaction pays its own hand-off at
 //     once (ratio 1), however many are in flight (the simplification of a

@@ -122,7 +122,7 @@ TEST_F(ReadmeWhatIfsTest, VhostWake) {
 }
 
 TEST_F(ReadmeWhatIfsTest, Raid10) {
-  const Json r = Run("run scenarios/raid10_unplug.textproto --set stack.raid10.line_costs=none --jobs 2");
+  const Json r = Run("run scenarios/raid10_unplug.textproto --set platform.cache_lines.preset=none --jobs 2");
   ExpectSays(absl::StrCat("gives ", Grouped(RunMetric(r, "before", "iops")), " IOPS before the patch and ",
                           Grouped(RunMetric(r, "after", "iops")), " after"));
 }

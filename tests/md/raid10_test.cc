@@ -39,8 +39,8 @@ struct Array {
   std::vector<BlockRequest> rqs;
 
   explicit Array(bool wake_up_barrier)
-      : raid(machine.sim, Costs(), TestBrds(), Raid10Params{wake_up_barrier}, EpycRomeHandoffCosts(),
-             EpycRomeHandoffCosts()) {}
+      : raid(machine.sim, Costs(), TestBrds(), Raid10Params{wake_up_barrier},
+             LineCosts{EpycRomeHandoffCosts(), 1.0, LineArbitration::kNearestFirst}, EpycRomeHandoffCosts()) {}
 
   sim::Task Body(Task& t) {
     for (BlockRequest& rq : rqs) co_await raid.Submit(*t.cpu(), rq, true);
@@ -94,7 +94,7 @@ TEST(Raid10Test, HasSleeperReadsTheHeadWithoutTheLockAndWakeUpTakesIt) {
   Machine m(TwoSocketPlaces());
   const LockHandoffCosts costs = EpycRomeHandoffCosts();
   WaitQueue wq(m.sim, "wq", costs, costs, Time::Nanos(30));
-  CacheLine head("head", costs);
+  CacheLine head(m.sim, "head", costs);
   wq.set_head(&head, Time::Nanos(10));
   bool sleeper = true;
   Time after_check;
@@ -109,6 +109,7 @@ TEST(Raid10Test, HasSleeperReadsTheHeadWithoutTheLockAndWakeUpTakesIt) {
   EXPECT_FALSE(sleeper);
   EXPECT_EQ(after_check, Time::Nanos(30));  // the barrier; the head was never written
   EXPECT_EQ(head.accesses(), 2u);           // the check and the walk
+  EXPECT_EQ(head.last_writer(), &m.cpu(0));  // taking the lock wrote the head's line
   EXPECT_EQ(wq.lock().stat().acquisitions, 1u);
 }
 

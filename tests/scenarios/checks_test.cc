@@ -102,20 +102,20 @@ variant { name: "v"
                                         path, ":2:12)")));
 }
 
-TEST(CheckTest, ATransferShareNeedsSerializedLines) {
+TEST(CheckTest, AServiceRatioNeedsLinesThatQueue) {
   const std::string job = WriteTemp("r1.fio", "[j]\nrw=randread\nioengine=libaio\niodepth=8\n");
   const std::string path = WriteTemp("r1.textproto", R"pb(name: "r1"
-platform { cpus: 4 scheduler: "fair" }
-stack { raid10 { serialized_transfer_scale: 0.5 } }
+platform { cpus: 4 scheduler: "fair" cache_lines { service_ratio: 0.5 arbitration: "unqueued" } }
+stack { raid10 { } }
 workload { fio { job_file: "r1.fio" } }
 )pb");
   (void)job;
   const ScenarioFile file = Load(path);
   EXPECT_THAT(Refusal(file, kBaseVariant, {}),
-              HasSubstr(absl::StrCat(path, ":3:18: field 'stack.raid10.serialized_transfer_scale' (0.5) only means "
-                                     "something for serialized lines, and field 'stack.raid10.serialize_lines' "
-                                     "(false, by default) leaves them unserialized")));
-  EXPECT_TRUE(ResolveVariant(file, kBaseVariant, {"stack.raid10.serialize_lines=true"}).ok());
+              HasSubstr(absl::StrCat(path, ":2:62: field 'platform.cache_lines.service_ratio' (0.5) only means "
+                                     "something for lines that queue, and field 'platform.cache_lines.arbitration' "
+                                     "(\"unqueued\", at ")));
+  EXPECT_TRUE(ResolveVariant(file, kBaseVariant, {"platform.cache_lines.arbitration=fifo"}).ok());
 }
 
 TEST(CheckTest, RingsMustBePowersOfTwoWithRoomForARequest) {
