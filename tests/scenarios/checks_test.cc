@@ -112,9 +112,10 @@ workload { fio { job_file: "r1.fio" } }
   (void)job;
   const ScenarioFile file = Load(path);
   EXPECT_THAT(Refusal(file, kBaseVariant, {}),
-              HasSubstr(absl::StrCat(path, ":2:62: field 'platform.cache_lines.service_ratio' (0.5) only means "
+              HasSubstr(absl::StrCat(path, ":2:52: field 'platform.cache_lines.service_ratio' (0.5) only means "
                                      "something for lines that queue, and field 'platform.cache_lines.arbitration' "
-                                     "(\"unqueued\", at ")));
+                                     "(\"unqueued\", at ", path, ":2:71) makes every transaction pay its own "
+                                     "hand-off at once")));
   EXPECT_TRUE(ResolveVariant(file, kBaseVariant, {"platform.cache_lines.arbitration=fifo"}).ok());
 }
 
