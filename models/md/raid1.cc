@@ -52,29 +52,26 @@ int Raid1::SectorToIdx(uint64_t sector) {
 }
 
 Raid1::Raid1(sim::Simulator& sim, const Raid1Costs& costs, const BrdCosts& brd, const Raid1Params& params,
-             const LockHandoffCosts& lines, const LockHandoffCosts& wait_lock)
+             const LineCosts& lines, const LockHandoffCosts& wait_lock)
     : sim_(&sim),
       costs_(costs),
       params_(params),
       line_costs_(lines),
-      wait_barrier_(sim, "&conf->wait_barrier", wait_lock, lines, costs.has_sleeper.value),
-      conf_wait_line_("r1conf[64-127]: wait_barrier, resync_lock, nr_pending/nr_waiting/nr_queued", lines),
-      conf_frozen_line_("r1conf[128-191]: barrier, array_frozen", lines),
-      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines),
-      device_lock_(sim, "&conf->device_lock", SpinlockKind::kQueued, lines),
-      mirrors_("mirrors[0..1]: rdev, head_position, next_seq_sect, seq_start", lines),
-      replacements_("mirrors[2..3]", lines) {
+      wait_barrier_(sim, "&conf->wait_barrier", wait_lock, lines.handoff, costs.has_sleeper.value),
+      conf_wait_line_(sim, "r1conf[64-127]: wait_barrier, resync_lock, nr_pending/nr_waiting/nr_queued", lines),
+      conf_frozen_line_(sim, "r1conf[128-191]: barrier, array_frozen", lines),
+      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines.handoff),
+      device_lock_(sim, "&conf->device_lock", SpinlockKind::kQueued, lines.handoff),
+      mirrors_(sim, "mirrors[0..1]: rdev, head_position, next_seq_sect, seq_start", lines),
+      replacements_(sim, "mirrors[2..3]", lines) {
   wait_barrier_.set_head(&conf_wait_line_, costs.wake_up_walk.value);
   wait_barrier_.set_home_socket(params.home_socket);
   resync_lock_.set_home_socket(params.home_socket);
   device_lock_.set_home_socket(params.home_socket);
-  for (CacheLine* l : {&conf_wait_line_, &conf_frozen_line_, &mirrors_, &replacements_}) {
-    l->set_home_socket(params.home_socket);
-  }
   for (int i = 0; i < kMirrors; ++i) {
     brds_[static_cast<size_t>(i)] = std::make_unique<Brd>(absl::StrCat("ram", i), brd);
-    rdev_pending_[static_cast<size_t>(i)] = std::make_unique<CacheLine>(absl::StrCat("rdev", i, "->nr_pending"), lines);
-    rdev_pending_[static_cast<size_t>(i)]->set_home_socket(params.home_socket);
+    rdev_pending_[static_cast<size_t>(i)] =
+        std::make_unique<CacheLine>(sim, absl::StrCat("rdev", i, "->nr_pending"), lines);
   }
 }
 
@@ -84,9 +81,8 @@ CacheLine& Raid1::BucketLine(LineArray& a, const char* array, int idx) {
   std::unique_ptr<CacheLine>& l = a[static_cast<size_t>(idx / kBucketsPerLine)];
   if (l == nullptr) {
     const int first = idx / kBucketsPerLine * kBucketsPerLine;
-    l = std::make_unique<CacheLine>(absl::StrCat(array, "[", first, "..", first + kBucketsPerLine - 1, "]"),
+    l = std::make_unique<CacheLine>(*sim_, absl::StrCat(array, "[", first, "..", first + kBucketsPerLine - 1, "]"),
                                     line_costs_);
-    l->set_home_socket(params_.home_socket);
   }
   return *l;
 }

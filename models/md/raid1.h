@@ -216,7 +216,7 @@ class Raid1 final : public BlockStack {
   // `wait_lock`: the lock word's hand-off in conf->wait_barrier's
   // qspinlock.
   Raid1(sim::Simulator& sim, const Raid1Costs& costs, const BrdCosts& brd, const Raid1Params& params,
-        const LockHandoffCosts& lines, const LockHandoffCosts& wait_lock);
+        const LineCosts& lines, const LockHandoffCosts& wait_lock);
   Raid1(const Raid1&) = delete;
   Raid1& operator=(const Raid1&) = delete;
   ~Raid1() override;
@@ -266,24 +266,31 @@ class Raid1 final : public BlockStack {
   using LineArray = std::array<std::unique_ptr<CacheLine>, kLinesPerArray>;
   static std::vector<const CacheLine*> Touched(const LineArray& a);
 
-  // An access's awaiter whose time is added to md's when it resumes.
-  struct MdAwaiter {
-    Cpu::WorkAwaiter work;
+  // An access's awaiter (a line's, or a charge of CPU time) whose time is
+  // added to md's when it resumes.
+  template <class W>
+  struct MdAwaiterOf {
+    W work;
     Raid1* raid;
     sim::Time start;
     uint64_t epoch = 0;
-    bool await_ready() const noexcept { return work.await_ready(); }
+    bool suspended = false;
+    bool await_ready() { return work.await_ready(); }
     void await_suspend(std::coroutine_handle<> h) {
       start = raid->sim_->Now();
       epoch = raid->epoch_;
+      suspended = true;
       work.await_suspend(h);
     }
-    void await_resume() const noexcept {
-      if (!work.await_ready() && epoch == raid->epoch_) raid->stats_.md += raid->sim_->Now() - start;
+    void await_resume() {
+      work.await_resume();
+      if (suspended && epoch == raid->epoch_) raid->stats_.md += raid->sim_->Now() - start;
     }
   };
-  MdAwaiter Md(Cpu::WorkAwaiter w) { return MdAwaiter{w, this, sim::Time::Zero()}; }
-  MdAwaiter Md(Cpu& cpu, sim::Time t) { return Md(cpu.Run(t)); }
+  using MdAwaiter = MdAwaiterOf<CacheLine::Access>;
+  MdAwaiterOf<Cpu::WorkAwaiter> Md(Cpu::WorkAwaiter w) { return {w, this, sim::Time::Zero()}; }
+  MdAwaiter Md(CacheLine::Access a) { return {a, this, sim::Time::Zero()}; }
+  MdAwaiterOf<Cpu::WorkAwaiter> Md(Cpu& cpu, sim::Time t) { return Md(cpu.Run(t)); }
 
   // block/fops.c and block/blk-core.c (Submit is blkdev_{read,write}_iter).
   sim::Task BlkFinishPlug(Cpu& cpu, Plug& plug);
@@ -320,7 +327,7 @@ class Raid1 final : public BlockStack {
   sim::Simulator* sim_;
   Raid1Costs costs_;
   Raid1Params params_;
-  LockHandoffCosts line_costs_;
+  LineCosts line_costs_;
   std::array<std::unique_ptr<Brd>, kMirrors> brds_;
   // struct r1conf and what it points to.
   WaitQueue wait_barrier_;

@@ -1,24 +1,24 @@
-// The md stacks' shared-line costs: the table a `line_costs` field names
-// and the wait queue lock word's hand-off scaled by `lock_word_transfers`.
+// The md stacks' shared-line costs: the platform's cache lines
+// (platform.cache_lines, homed on the stack's home socket) and the wait
+// queue lock word's hand-off scaled by `lock_word_transfers`.
 #ifndef VIOSIM_SCENARIOS_STACKS_MD_LINES_H_
 #define VIOSIM_SCENARIOS_STACKS_MD_LINES_H_
 
-#include <string>
-
 #include "absl/status/statusor.h"
+#include "models/sync/cache_line.h"
 #include "models/sync/handoff_costs.h"
+#include "scenarios/scenario.pb.h"
 
 namespace viosim::stacks {
 
 struct MdLineCosts {
-  models::LockHandoffCosts lines;      // a line's transfer by distance
+  models::LineCosts lines;             // the lines, and their hand-off table
   models::LockHandoffCosts wait_lock;  // the lock word's contended hand-off
 };
 
-// `table`: "epyc_rome" (models/sync/handoff_costs.cc) or "none" (every
-// transfer free); `k`: lock word transfers per contended hand-off; `field`
-// ("stack.raid1") names the message in errors.
-absl::StatusOr<MdLineCosts> MdLines(const std::string& table, double k, const std::string& field);
+// `k`: lock word transfers per contended hand-off. InvalidArgument naming
+// the platform's field.
+absl::StatusOr<MdLineCosts> MdLines(const Platform& p, int home_socket, double k);
 
 }  // namespace viosim::stacks
 

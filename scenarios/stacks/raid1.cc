@@ -23,7 +23,7 @@ const char* const kLineNames[] = {"nr_pending", "barrier",          "conf_wait_b
 class Raid1Stack final : public BuiltStack {
  public:
   Raid1Stack(Machine& m, const models::Raid1Costs& costs, const models::BrdCosts& brd,
-             const models::Raid1Params& params, const models::LockHandoffCosts& lines,
+             const models::Raid1Params& params, const models::LineCosts& lines,
              const models::LockHandoffCosts& wait_lock, double lock_word_transfers)
       : machine_(&m), raid_(m.sim(), costs, brd, params, lines, wait_lock), lock_word_transfers_(lock_word_transfers) {}
 
@@ -163,7 +163,7 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m,
   if (!r.has_lock_word_transfers()) {
     return absl::InvalidArgumentError("field 'stack.raid1.lock_word_transfers' is required");
   }
-  absl::StatusOr<MdLineCosts> lines = MdLines(r.line_costs(), r.lock_word_transfers(), "stack.raid1");
+  absl::StatusOr<MdLineCosts> lines = MdLines(s.platform(), r.home_socket(), r.lock_word_transfers());
   if (!lines.ok()) return lines.status();
   models::Raid1Params params;
   params.wake_up_barrier = r.wake_up_barrier();

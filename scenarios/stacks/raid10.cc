@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "models/md/raid10.h"
 #include "models/sync/handoff_costs.h"
+#include "scenarios/stacks/md_lines.h"
 #include "scenarios/stacks/parts.h"
 
 namespace viosim::stacks {
@@ -145,9 +146,6 @@ std::vector<std::string> Names() {
   return n;
 }
 
-models::Param<sim::Time> Scaled(const models::Param<sim::Time>& p, double k) {
-  return {sim::Time::Picos(static_cast<int64_t>(std::llround(static_cast<double>(p.value.ps()) * k))), p.source};
-}
 
 absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m, const models::HostCosts& host) {
   (void)host;
@@ -178,17 +176,11 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m,
   if (!r.has_lock_word_transfers()) {
     return absl::InvalidArgumentError("field 'stack.raid10.lock_word_transfers' is required");
   }
-  absl::StatusOr<models::LineCosts> lines = LineCostsOf(s.platform(), r.home_socket());
+  absl::StatusOr<MdLineCosts> lines = MdLines(s.platform(), r.home_socket(), r.lock_word_transfers());
   if (!lines.ok()) return lines.status();
-  const double k = r.lock_word_transfers();
-  models::LockHandoffCosts wait_lock = lines->handoff;
-  for (models::Param<sim::Time>* e :
-       {&wait_lock.same_core, &wait_lock.same_llc, &wait_lock.same_socket, &wait_lock.other_socket}) {
-    *e = Scaled(*e, k);
-  }
   models::Raid10Params params;
   params.unplug_wake_up_barrier = r.unplug_wake_up_barrier();
-  return std::make_unique<Raid10Stack>(m, c, b, params, *lines, wait_lock, k);
+  return std::make_unique<Raid10Stack>(m, c, b, params, lines->lines, lines->wait_lock, r.lock_word_transfers());
 }
 
 }  // namespace
