@@ -68,7 +68,7 @@ workload { lockbench { threads: 2 think { exponential { mean: "10us" } } } }
 run { duration: "1s" }
 variant { name: "a" }
 variant { name: "b" overlay { workload { lockbench { threads: 4 } } } }
-published { variant: "b" metric: "x" value: 1 role: PREDICTION tolerance_pct: 5 }
+published { variant: "b" metric: "lock_acquisitions_per_s" value: 1 role: PREDICTION tolerance_pct: 5 }
 )pb";
 
 Scenario TwoVariants() {
@@ -398,8 +398,9 @@ TEST(RuleTest, PublishedNeedsKnownVariantMetricReferenceAndRole) {
 TEST(RuleTest, PublishedMayNameTheBase) {
   absl::StatusOr<ScenarioFile> file = ParseScenarioText(
       "p.textproto",
-      "published { variant: \"base\" metric: \"m\" value: 1 role: CALIBRATION }\n"
-      "published { metric: \"m\" analytic: MACHINE_REPAIRMAN_MVA role: PREDICTION }\n");
+      "workload { lockbench { threads: 2 } }\n"
+      "published { variant: \"base\" metric: \"lock_acquisitions_per_s\" value: 1 role: CALIBRATION }\n"
+      "published { metric: \"lock_acquisitions_per_s\" analytic: MACHINE_REPAIRMAN_MVA role: PREDICTION }\n");
   EXPECT_TRUE(file.ok()) << file.status();
 }
 
@@ -693,7 +694,8 @@ matrix {
   column { name: "x" overlay { run { batches: 3 } } }
   column { name: "y" }
 }
-published { variant: "b-x" metric: "m" value: 1 role: PREDICTION tolerance_pct: 1 }
+workload { lockbench { threads: 2 } }
+published { variant: "b-x" metric: "lock_acquisitions_per_s" value: 1 role: PREDICTION tolerance_pct: 1 }
 )");
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(VariantNames(*f), (std::vector<std::string>{"plain", "a-x", "a-y", "b-x", "b-y"}));
