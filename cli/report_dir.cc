@@ -97,6 +97,14 @@ std::filesystem::path Normalized(const std::string& dir) {
 
 }  // namespace
 
+int RunProcess(const std::vector<std::string>& argv, const std::string& stderr_path, std::string* stderr_tail) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  const int code = Run(argv, env, stderr_path);
+  if (stderr_tail != nullptr) *stderr_tail = ReadTail(stderr_path, 2000);
+  return code;
+}
+
 absl::StatusOr<std::string> FindPlotter() {
   std::vector<std::string> candidates;
   if (const char* p = std::getenv("VIOSIM_PYTHON"); p != nullptr && *p != '\0') {

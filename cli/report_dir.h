@@ -5,6 +5,7 @@
 #define VIOSIM_CLI_REPORT_DIR_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,6 +28,12 @@ absl::Status CheckReportDir(const std::string& dir);
 // kept as DIR/data.json.
 absl::Status WriteReportDir(const std::string& python, const std::string& kind, const std::string& json,
                             const std::string& dir);
+
+// Runs argv (argv[0] looked up on PATH when it has no '/') with the
+// caller's environment, its stdout to /dev/null and its stderr to
+// `stderr_path`. Returns its exit status, or -1 when it could not start or
+// died from a signal; `stderr_tail` gets the end of what it wrote there.
+int RunProcess(const std::vector<std::string>& argv, const std::string& stderr_path, std::string* stderr_tail);
 
 }  // namespace viosim_cli
 

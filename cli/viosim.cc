@@ -36,6 +36,7 @@
 #include "cli/fio_logs.h"
 #include "cli/shard_flags.h"
 #include "cli/report_dir.h"
+#include "cli/teach.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/builder.h"
 #include "scenarios/checks.h"
@@ -441,6 +442,9 @@ int main(int argc, char** argv) {
                       ->capture_default_str()
                       ->type_name("DIR"));
 
+  cli::TeachFlags teach_f;
+  CLI::App* teach = cli::AddTeach(&app, &teach_f);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -451,7 +455,8 @@ int main(int argc, char** argv) {
   for (const auto& [given, text] : {std::pair{run_f.seed_set, run_f.seed}, {sweep_f.seed_set, sweep_f.seed},
                                     {cal_f.seed_set, cal_f.seed}, {list_f.seed_set, list_f.seed},
                                     {rep_f.seed_set, rep_f.seed}, {gate_f.seed_set, gate_f.seed},
-                                    {fio_seed_set, fio_seed}, {explain_f.seed_set, explain_f.seed}}) {
+                                    {fio_seed_set, fio_seed}, {explain_f.seed_set, explain_f.seed},
+                                    {teach_f.seed_set, teach_f.seed}}) {
     if (!given) continue;
     viosim::Scenario scratch;
     if (absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat("run.seed=", text), "--seed"); !s.ok()) {
@@ -491,6 +496,17 @@ int main(int argc, char** argv) {
       std::cerr << "viosim: " << merged->note << "\n";
     }
     return merged->check_failed ? kExitCheckFailed : kExitOk;
+  }
+
+  if (*teach) {
+    if (absl::Status s = CheckWritable(teach_f.output); !s.ok()) return Fail(s);
+    absl::StatusOr<viosim::ScenarioFile> file = load(teach_f.scenario, cli::TeachOverrides(teach_f));
+    if (!file.ok()) return Fail(file.status());
+    absl::StatusOr<std::string> page = cli::MakeTeachPage(teach_f, *file, kVersion);
+    if (!page.ok()) return Fail(page.status());
+    SharedFlags out_flags;
+    out_flags.output = teach_f.output;
+    return Emit(out_flags, *page);
   }
 
   if (*run) {

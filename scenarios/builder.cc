@@ -205,6 +205,7 @@ absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, cons
       trace->SetProcessName(models::Cpu::kTracePid, "CPUs");
       for (models::Cpu* c : cpus) c->NameTraceTrack(*trace);
       sim.set_trace(trace.get());
+      sim.OpenTraceSlices();
     };
     // A process closes the traced window, so batch boundaries stay as they
     // are; at the window's very end it runs after the last batch.

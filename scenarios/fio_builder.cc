@@ -29,6 +29,7 @@ sim::Task TraceWindow(sim::Simulator& sim, sim::TraceWriter& trace, std::vector<
   trace.SetProcessName(models::Cpu::kTracePid, "CPUs");
   for (models::Cpu* c : cpus) c->NameTraceTrack(trace);
   sim.set_trace(&trace);
+  sim.OpenTraceSlices();
   co_await sim.Delay(window);
   for (models::Cpu* c : cpus) c->CloseTraceSlice();
 }

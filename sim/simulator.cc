@@ -31,6 +31,12 @@ void Simulator::CloseTraceSlices() {
   for (TraceSource* t = sources_head_; t != nullptr; t = t->next_) t->CloseTraceSlice();
 }
 
+void Simulator::OpenTraceSlices() {
+  if (trace_ == nullptr) return;
+  int ordinal = 0;
+  for (TraceSource* t = sources_head_; t != nullptr; t = t->next_) t->OpenTraceSlice(ordinal++);
+}
+
 void Simulator::Spawn(Task task) {
   Task::Handle h = task.Release();
   if (!h) return;

@@ -39,6 +39,12 @@ class TraceSource {
   // Draws the slice in progress, if any, up to Now(). Called only while a
   // trace writer is attached.
   virtual void CloseTraceSlice() = 0;
+  // Draws the state it is in as a trace starts (a counter's value), so a
+  // window cut from the middle of a run opens with it. Called by
+  // Simulator::OpenTraceSlices() once a writer is attached, with the
+  // source's place among the simulator's sources (0 the oldest): sources
+  // that share a name can name their tracks apart by it.
+  virtual void OpenTraceSlice(int ordinal) {}
 
  private:
   friend class Simulator;
@@ -64,6 +70,9 @@ class Simulator {
   // Every TraceSource draws its slice in progress up to Now(), in the order
   // they were created. Call before the writer is detached or finished.
   void CloseTraceSlices();
+  // Every TraceSource draws the state it is in at Now(), in the order they
+  // were created. Call right after attaching a writer.
+  void OpenTraceSlices();
   // Events run so far.
   uint64_t events() const { return events_; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "sim/trace.h"
 
 namespace models {
@@ -24,6 +25,7 @@ Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, con
 Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, const LockHandoffCosts& handoff,
                    const LockHandoffCosts& node)
     : sim::TraceSource(sim), sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()), node_handoff_(node.Table()) {
+  waiters_track_ = name_ + " waiters";
   flat_ = std::count(handoff_.begin(), handoff_.end(), handoff_[0]) == kCpuDistances;
 }
 
@@ -66,6 +68,15 @@ void Spinlock::PassHeadRole(const Awaiter& head, sim::Time at) {
 void Spinlock::CloseTraceSlice() {
   // (A hand-off still on its way has no hold yet.)
   if (owner_ != nullptr && acquired_at_ < sim_->Now()) TraceHold(*owner_, sim_->Now());
+}
+
+void Spinlock::OpenTraceSlice(int ordinal) {
+  waiters_track_ = absl::StrCat(name_, " waiters #", ordinal);
+  TraceWaiters(sim_->Now());
+}
+
+void Spinlock::TraceWaiters(sim::Time now) const {
+  sim_->trace()->Counter(Cpu::kTracePid, waiters_track_, now, waiters_);
 }
 
 void Spinlock::TraceHold(Cpu& cpu, sim::Time now) const {

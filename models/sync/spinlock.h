@@ -70,6 +70,10 @@ class Spinlock : public sim::TraceSource {
   // A hold still in progress (the lock held when a traced run ends) is
   // drawn up to now.
   void CloseTraceSlice() override;
+  // The lock's waiters as a counter track, "<name> waiters #<ordinal>" (the
+  // ordinal tells apart locks of one name): its value as a trace starts,
+  // then a sample at each change.
+  void OpenTraceSlice(int ordinal) override;
 
   const std::string& name() const { return name_; }
   SpinlockKind kind() const { return kind_; }
@@ -198,6 +202,7 @@ class Spinlock : public sim::TraceSource {
   // Records the critical section `owner_` ends now (lock_stat.h).
   void RecordHold(sim::Time now);
   void TraceHold(Cpu& cpu, sim::Time now) const;
+  void TraceWaiters(sim::Time now) const;
 
   sim::Simulator* sim_;
   std::string name_;
@@ -232,6 +237,7 @@ class Spinlock : public sim::TraceSource {
   sim::Time mcs_until_;
   Cpu* mcs_cpu_ = nullptr;
   LockStat stat_;
+  std::string waiters_track_;  // the waiters' counter track (traced runs only)
 };
 
 // Inline: Enqueue and Release run once per acquisition in every lock-heavy
@@ -242,6 +248,7 @@ inline void Spinlock::Enqueue(Awaiter* a, std::coroutine_handle<> h) {
   a->since_ = now;
   a->con_bounce_ = last_cpu_ != a->cpu_;
   ++waiters_;
+  if (sim_->trace() != nullptr) TraceWaiters(now);
   if (kind_ == SpinlockKind::kQueued) {
     EnqueueQueued(a, now);
   } else {
@@ -298,6 +305,7 @@ inline void Spinlock::Release(Cpu& cpu) {
   const sim::Time at = spins + handoff_[flat_ ? 0 : d];
   if (mcs_head) PassHeadRole(*next, at);
   --waiters_;
+  if (sim_->trace() != nullptr) TraceWaiters(now);
   Acquired(*next->cpu_, at);
   wait_ = at - next->since_;
   con_bounce_ = next->con_bounce_;
