@@ -242,10 +242,13 @@ def choose_cpus(tr, lock, limit):
         busy = sum(b - a for a, b, _ in tr.states.get(tid, []))
         return (holds, held + spun, busy)
 
+    if lock and not any(n == lock for hs in tr.holds.values() for _, _, n in hs):
+        lock = None  # nobody took it in this window: rank by spinning, then by busy time
     ranked = sorted(tr.tids, key=lambda tid: (tuple(-x for x in score(tid)), tr.order.get(tid, tid)))
     chosen = set(ranked[:limit])
     return [t for t in tr.tids if t in chosen], (
-        f"took {lock} most often in this window, then spun on locks longest" if lock else "busiest in this window")
+        f"took {lock} most often in this window, then spun on locks longest" if lock
+        else "spun on locks longest in this window, then were busiest")
 
 
 class Page:
@@ -507,7 +510,7 @@ class Page:
             items.append(f'<span class="key"><i style="background:{self.state_colour[s]}"></i>'
                          f'{esc(self.state_label[s])}</span>')
         for n, c in self.lock_colour.items():
-            role = "holds" if n == self.lock else "holds (thin bar under the state)"
+            role = "holds" if n == self.lock else "holds (half bar)"
             items.append(f'<span class="key"><i class="lock" style="background:{c}"></i>{esc(n)} {role}</span>')
         for n in self.mark_names:
             items.append(f'<span class="key"><b class="tri" style="border-top-color:{self.mark_colour(n)}"></b>'
@@ -527,7 +530,8 @@ class Page:
              "<tr><th>lock</th><th>acquisitions</th><th>contended</th><th>wait avg</th>"
              "<th>hold avg</th><th>held</th></tr>"]
         for r in rows:
-            o.append(f"<tr><td>{esc(r['class_name'])}</td><td>{fmt_num(r['acquisitions'])}</td>"
+            name = esc(r["class_name"]).replace("_", "_<wbr>").replace("(", "<wbr>(")
+            o.append(f"<tr><td>{name}</td><td>{fmt_num(r['acquisitions'])}</td>"
                      f"<td>{fmt_num(r['contentions'])}</td><td>{fmt_num(r['waittime_avg_us'])}</td>"
                      f"<td>{fmt_num(r['holdtime_avg_us'])}</td><td>{fmt_num(lock_util(r, v), 3)}%</td></tr>")
         o.append("</table>")
@@ -611,7 +615,7 @@ svg text.small{font-size:11px;text-anchor:end;fill:#555}
 table.nums{border-collapse:collapse;font-size:12.5px;margin:0 0 10px;width:100%}
 table.nums caption{text-align:left;font-weight:bold;font-size:13px;padding:2px 0}
 table.nums td,table.nums th{white-space:nowrap;border-bottom:1px solid #ddd;padding:2px 4px;text-align:right}
-table.nums td:first-child,table.nums th:first-child{text-align:left;white-space:normal;overflow-wrap:anywhere}
+table.nums td:first-child,table.nums th:first-child{text-align:left;white-space:normal}
 table.nums tr.mean td{font-weight:bold}
 .foot{margin-top:16px}
 """
