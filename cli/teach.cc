@@ -16,6 +16,7 @@
 #include "analysis/json.h"
 #include "analysis/runner.h"
 #include "cli/report_dir.h"
+#include "cli/shard_flags.h"
 #include "scenarios/units.h"
 
 namespace cli {
@@ -100,9 +101,9 @@ CLI::App* AddTeach(CLI::App* app, TeachFlags* f) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str()
       ->type_name("N");
-  cmd->add_option("--output,-o", f->output, "The page to write (whole or not at all)")
-      ->required()
-      ->type_name("FILE.html");
+  OutputPath(cmd->add_option("--output,-o", f->output, "The page to write (whole or not at all)")
+                 ->required()
+                 ->type_name("FILE.html"));
   cmd->add_option("--set", f->sets, "Override a scalar field by path, as `run --set` does (repeatable)")
       ->type_name("PATH=VALUE");
   cmd->add_option_function<std::string>(

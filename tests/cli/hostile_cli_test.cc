@@ -69,6 +69,7 @@ std::string CommandOn(const std::string& sub, const std::string& scenario) {
   if (sub == "gate") return absl::StrCat("gate ", scenario, " --baseline analysis/baseline.textproto");
   if (sub == "fio") return absl::StrCat("fio --stack ", scenario, " scenarios/fio/kick-lock.fio");
   if (sub == "merge") return "";  // reads parts, not scenarios
+  if (sub == "teach") return absl::StrCat("teach ", scenario, " -o ", ::testing::TempDir(), "/teach.html");
   return absl::StrCat(sub, " ", scenario);
 }
 
