@@ -245,7 +245,7 @@ TEST(ReportTest, ARunReplacesOnlyAReportItWroteBefore) {
   EXPECT_EQ(Viosim(absl::StrCat("sweep scenarios/lockbench.textproto --over run.seed=1,2 --report ", file)).code, 2);
   const Result empty = Viosim("reproduce --report ''");
   EXPECT_EQ(empty.code, 2);
-  EXPECT_THAT(empty.err, HasSubstr("--report: empty directory name"));
+  EXPECT_THAT(empty.err, HasSubstr("--report: an empty path names no file"));
   const Result missing = Viosim(absl::StrCat("reproduce --report ", TmpDir(), "/no/such/dir"));
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("does not exist"));

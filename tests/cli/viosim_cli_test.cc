@@ -205,13 +205,13 @@ published { variant: "a" metric: "lock_acquisitions_per_s" value: 235000 role: C
   EXPECT_EQ(shifted.code, 1) << shifted.out;
   EXPECT_THAT(shifted.out, HasSubstr("from the baseline"));
 
-  // The same file without its published cell gates nothing: that fails, and
-  // so does the baseline entry that no longer has a cell.
+  // The same file without its published cell gates nothing: it is refused
+  // as bad input (exit 2), at the file, before anything runs.
   const std::string emptied = WriteTmp("gated.textproto", kGood);
   Result none = Viosim(absl::StrCat("gate ", emptied, " --baseline ", base, longer));
-  EXPECT_EQ(none.code, 1) << none.out;
-  EXPECT_THAT(none.out, HasSubstr("no published cells"));
-  EXPECT_THAT(none.out, HasSubstr("no longer a cell"));
+  EXPECT_EQ(none.code, 2) << none.out << none.err;
+  EXPECT_THAT(none.err, HasSubstr(absl::StrCat(emptied, ":1:1: field 'published'")));
+  EXPECT_THAT(none.err, HasSubstr("no published cell"));
 }
 
 TEST(CliTest, AnalyticReferenceRefusesAModelItDoesNotCover) {
