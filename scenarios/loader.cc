@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -1179,6 +1180,105 @@ const Message* SubMessage(const Message* m, const FieldDescriptor* f, int index)
   return index >= 0 ? &r->GetRepeatedMessage(*m, f, index) : &r->GetMessage(*m, f);
 }
 
+// The members of a oneof, comma-separated, in field order.
+std::string OneofMembers(const google::protobuf::OneofDescriptor* oneof) {
+  std::vector<std::string> names;
+  for (int i = 0; i < oneof->field_count(); ++i) names.push_back(oneof->field(i)->name());
+  return absl::StrJoin(names, ", ");
+}
+
+// The value text a relative assignment gives the scalar at `site`, read
+// against the value it holds now: "*F" multiplies by F, "+P%" and "-P%"
+// add or take P percent, and on a duration "+D" and "-D" add or take the
+// duration D. Returns nullopt when `text` is not relative (it is then an
+// absolute value: "-1" on an integer field is minus one), else the new
+// value's text or what is wrong.
+std::optional<absl::StatusOr<std::string>> RelativeValue(const Message& m, const FieldDescriptor* f, int index,
+                                                         absl::string_view text) {
+  const bool duration = IsTimeField(f);
+  const bool numeric = f->cpp_type() == FieldDescriptor::CPPTYPE_INT32 ||
+                       f->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+                       f->cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
+                       f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64 ||
+                       f->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE ||
+                       f->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT;
+  const bool star = absl::StartsWith(text, "*");
+  const bool signed_text = absl::StartsWith(text, "+") || absl::StartsWith(text, "-");
+  const bool pct = signed_text && absl::EndsWith(text, "%");
+  if (!star && !pct && !(duration && signed_text)) return std::nullopt;
+  auto bad = [&](absl::string_view what) -> absl::StatusOr<std::string> {
+    return absl::InvalidArgumentError(std::string(what));
+  };
+  if (!duration && !numeric) {
+    return bad(absl::StrCat("'", text, "' is a relative value, which only a number or a duration takes; this field is ",
+                            DescribeType(f)));
+  }
+  const Reflection* r = m.GetReflection();
+  const bool rep = index >= 0;
+  // The factor, or for "+D"/"-D" the duration added.
+  double factor = 1;
+  std::optional<sim::Time> delta;
+  if (star) {
+    if (!absl::SimpleAtod(text.substr(1), &factor) || !std::isfinite(factor) || factor < 0) {
+      return bad(absl::StrCat("'", text, "': expected *F with F a finite number >= 0, e.g. *0.5"));
+    }
+  } else if (pct) {
+    double p = 0;
+    if (!absl::SimpleAtod(text.substr(1, text.size() - 2), &p) || !std::isfinite(p) || p < 0) {
+      return bad(absl::StrCat("'", text, "': expected +P% or -P% with P a finite number >= 0, e.g. +10%"));
+    }
+    factor = text[0] == '+' ? 1 + p / 100 : 1 - p / 100;
+    if (factor < 0) return bad(absl::StrCat("'", text, "' takes more than the whole value"));
+  } else {
+    absl::StatusOr<sim::Time> d = ParseDuration(text.substr(1));
+    if (!d.ok()) return bad(absl::StrCat("'", text, "': ", d.status().message()));
+    delta = text[0] == '+' ? *d : sim::Time::Zero() - *d;
+  }
+  constexpr double kInt64Limit = 9.2e18;  // beyond 2^63 no int64 holds it
+  if (duration) {
+    const std::string now = rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
+    if (now.empty()) {
+      return bad(absl::StrCat("'", text, "' is relative to the value the field holds, and it holds none here; ",
+                              "give an absolute duration, e.g. 2us"));
+    }
+    absl::StatusOr<sim::Time> t = ParseDuration(now);
+    if (!t.ok()) return bad(absl::StrCat("its value '", now, "': ", t.status().message()));
+    double ps = static_cast<double>(t->ps());
+    ps = delta ? ps + static_cast<double>(delta->ps()) : std::round(ps * factor);
+    if (ps < 0) return bad(absl::StrCat("'", text, "' of ", now, " is below zero"));
+    if (ps >= kInt64Limit) return bad(absl::StrCat("'", text, "' of ", now, " does not fit in picoseconds"));
+    return absl::StrCat(static_cast<int64_t>(ps), "ps");
+  }
+  double now = 0;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+      now = rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+      break;
+    case FieldDescriptor::CPPTYPE_INT64:
+      now = static_cast<double>(rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f));
+      break;
+    case FieldDescriptor::CPPTYPE_UINT32:
+      now = rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+      break;
+    case FieldDescriptor::CPPTYPE_UINT64:
+      now = static_cast<double>(rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f));
+      break;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      now = rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
+      break;
+    default:
+      now = rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f);
+      break;
+  }
+  const double v = now * factor;
+  if (f->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE || f->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
+    return absl::StrFormat("%.17g", v);
+  }
+  const double n = std::round(v);
+  if (std::fabs(n) >= kInt64Limit) return bad(absl::StrCat("'", text, "' of ", now, " is out of range"));
+  return absl::StrCat(static_cast<int64_t>(n));
+}
+
 // Walks `path` down from `*root` to the scalar it names. In a mutable
 // message it creates intermediate singular messages as it goes (and so
 // may change `*root` even when it fails); in a const one it reads their
@@ -1218,6 +1318,22 @@ absl::StatusOr<ScalarSite<M>> WalkToScalar(M* root, absl::string_view path) {
       }
     } else if (step.index >= 0) {
       return fail(here_indexed, "is not a repeated field; remove the index");
+    }
+    // A path into a oneof member other than the one the scenario has would
+    // clear that member: another stack or another workload kind, whose
+    // parameters the user never named, is refused. (A distribution's or an
+    // uncertainty's kind is one quantity written another way: the path
+    // names the new kind, which replaces the old as the user asks.)
+    if (const google::protobuf::OneofDescriptor* oneof = f->containing_oneof();
+        oneof != nullptr && (oneof == Stack::descriptor()->FindOneofByName("device") ||
+                             oneof == Workload::descriptor()->FindOneofByName("kind"))) {
+      const FieldDescriptor* set = r->GetOneofFieldDescriptor(*m, oneof);
+      if (set != nullptr && set != f) {
+        return fail(here, absl::StrCat("the scenario's ", walked.empty() ? oneof->name() : walked, " is '",
+                                       set->name(), "' (one of ", OneofMembers(oneof), "); a path into '",
+                                       f->name(), "' would replace it, so it is refused: set a field of '",
+                                       JoinPath(walked, set->name(), -1), "' instead"));
+      }
     }
     const bool is_message = f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE;
     if (k + 1 < steps->size()) {
@@ -1259,13 +1375,22 @@ absl::Status ApplyAssignment(Message* root, absl::string_view assignment,
   const Message* view = root;
   absl::StatusOr<ScalarSite<const Message>> found = WalkToScalar(view, path);
   if (!found.ok()) return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", found.status().message()));
-  const std::string what = SetScalar(nullptr, found->field, found->index, value);
+  std::string absolute(value);
+  if (std::optional<absl::StatusOr<std::string>> rel =
+          RelativeValue(*found->message, found->field, found->index, absl::StripAsciiWhitespace(value))) {
+    if (!rel->ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, ": field '", found->path, "': ", rel->status().message()));
+    }
+    absolute = **rel;
+  }
+  const std::string what = SetScalar(nullptr, found->field, found->index, absolute);
   if (!what.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, ": field '", found->path, "': ", what));
   }
   absl::StatusOr<ScalarSite<Message>> site = WalkToScalar(root, path);
   if (!site.ok()) return absl::InternalError(absl::StrCat(prefix, ": ", site.status().message()));
-  SetScalar(site->message, site->field, site->index, value);
+  SetScalar(site->message, site->field, site->index, absolute);
   return absl::OkStatus();
 }
 

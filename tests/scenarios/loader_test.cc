@@ -557,11 +557,62 @@ TEST(ApplyOverrideTest, AStringInTheFilesQuotesReadsAsInTheFile) {
   EXPECT_THAT(SetError(R"(run.duration="2 parsecs")"), StartsWith("--set 'run.duration=\"2 parsecs\"': field 'run.duration': "));
 }
 
-TEST(ApplyOverrideTest, SettingAOneofMemberSwitchesTheOneof) {
+// A path into another stack or another workload kind would clear the
+// one set, and the parameters the user never named with it: refused at the
+// path, naming the member the scenario has; the scenario is unchanged. A
+// distribution's kind is one quantity written another way: the path names
+// the new kind, which replaces the old.
+TEST(ApplyOverrideTest, APathIntoAnotherStackOrWorkloadIsRefused) {
   Scenario s = TwoVariants();
+  s.mutable_stack()->mutable_raid10()->set_home_socket(0);
+  const Scenario before = s;
+  const absl::Status st = ApplyOverride(&s, "stack.virtio_blk.qemu_pop_submit.value=13us");
+  EXPECT_THAT(st.message(), HasSubstr("field 'stack.virtio_blk': the scenario's stack is 'raid10' (one of nvme, "
+                                      "virtio_blk, virtio_blk_mq, vhost_net, raid10, raid1); a path into "
+                                      "'virtio_blk' would replace it"));
+  EXPECT_THAT(st.message(), HasSubstr("set a field of 'stack.raid10' instead"));
+  EXPECT_TRUE(MessageDifferencer::Equals(s, before));
+  EXPECT_THAT(SetError("workload.fio.job_file=x.fio"),
+              HasSubstr("field 'workload.fio': the scenario's workload is 'lockbench'"));
+  // The member the scenario has takes the path; an unset oneof takes any.
+  EXPECT_TRUE(ApplyOverride(&s, "stack.raid10.plug.value=1us").ok());
+  Scenario empty;
+  EXPECT_TRUE(ApplyOverride(&empty, "stack.raid1.plug.value=1us").ok());
+  EXPECT_TRUE(empty.stack().has_raid1());
   ASSERT_TRUE(ApplyOverride(&s, "workload.lockbench.think.constant.value=5us").ok());
   EXPECT_TRUE(s.workload().lockbench().think().has_constant());
   EXPECT_FALSE(s.workload().lockbench().think().has_exponential());
+}
+
+// Relative values: against the value the field holds, for numbers and
+// durations; an absolute value with a sign stays absolute on a number.
+TEST(ApplyOverrideTest, RelativeValues) {
+  Scenario s = TwoVariants();
+  s.mutable_platform()->mutable_lock_handoff()->set_value("50.93us");
+  s.mutable_workload()->mutable_lockbench()->set_threads(4);
+  ASSERT_TRUE(ApplyOverride(&s, "platform.lock_handoff.value=*0.5").ok());
+  EXPECT_EQ(s.platform().lock_handoff().value(), "25465000ps");
+  ASSERT_TRUE(ApplyOverride(&s, "platform.lock_handoff.value=+10%").ok());
+  EXPECT_EQ(s.platform().lock_handoff().value(), "28011500ps");
+  ASSERT_TRUE(ApplyOverride(&s, "platform.lock_handoff.value=-11.5us").ok());
+  EXPECT_EQ(s.platform().lock_handoff().value(), "16511500ps");
+  ASSERT_TRUE(ApplyOverride(&s, "platform.lock_handoff.value=+1ns").ok());
+  EXPECT_EQ(s.platform().lock_handoff().value(), "16512500ps");
+  ASSERT_TRUE(ApplyOverride(&s, "workload.lockbench.threads=*2.5").ok());
+  EXPECT_EQ(s.workload().lockbench().threads(), 10);
+  ASSERT_TRUE(ApplyOverride(&s, "workload.lockbench.threads=-50%").ok());
+  EXPECT_EQ(s.workload().lockbench().threads(), 5);
+  ASSERT_TRUE(ApplyOverride(&s, "published[0].tolerance_pct=*3").ok());
+  ASSERT_TRUE(ApplyOverride(&s, "stack.raid10.home_socket=-1").ok());  // absolute
+  EXPECT_EQ(s.stack().raid10().home_socket(), -1);
+  // Bounds still hold, and what has no number refuses.
+  EXPECT_THAT(SetError("workload.lockbench.threads=*0"), HasSubstr("must be between 1 and 4096, got 0"));
+  EXPECT_THAT(SetError("run.duration=-1000s"), HasSubstr("is below zero"));
+  EXPECT_THAT(SetError("run.duration=*-1"), HasSubstr("expected *F with F a finite number >= 0"));
+  EXPECT_THAT(SetError("run.duration=+x%"), HasSubstr("expected +P% or -P%"));
+  EXPECT_THAT(SetError("run.duration=-200%"), HasSubstr("takes more than the whole value"));
+  EXPECT_THAT(SetError("platform.scheduler=*2"), HasSubstr("only a number or a duration takes"));
+  EXPECT_THAT(SetError("platform.kvm.mmio_exit_user.value=*2"), HasSubstr("it holds none here"));
 }
 
 TEST(ApplyOverrideTest, UnknownFieldListsTheFields) {
@@ -593,7 +644,7 @@ TEST(ApplyOverrideTest, BadValues) {
   EXPECT_THAT(SetError("run.seed=-1"), HasSubstr("type uint64"));
   EXPECT_THAT(SetError("run.duration=5"),
               HasSubstr("field 'run.duration': invalid duration \"5\": missing unit"));
-  EXPECT_THAT(SetError("run.duration=-5s"), HasSubstr("must not be negative"));
+  EXPECT_THAT(SetError("run.duration=-5s"), HasSubstr("below zero"));  // 5s less than its value
   EXPECT_THAT(SetError("run.duration=0s"), HasSubstr("must be greater than zero"));
   EXPECT_THAT(SetError("stack.lock.kind=SPIN"), HasSubstr("one of KIND_UNSPECIFIED, TICKET"));
   EXPECT_THAT(SetError("published[0].tolerance_pct=nan"), HasSubstr("finite"));
