@@ -1,5 +1,7 @@
 #include "analysis/bands.h"
 
+#include "analysis/reads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -157,6 +159,36 @@ std::vector<double> Ranks(const std::vector<double>& v) {
 
 }  // namespace
 
+absl::StatusOr<std::optional<UncertainField>> UncertaintyOf(const viosim::Scenario& base, const CostField& f) {
+  const viosim::Source* source = SourceAt(base, f.source_path);
+  if (source == nullptr) return absl::InternalError(absl::StrCat("no Source at ", f.source_path));
+  if (f.kind == viosim::Source::FITTED) return std::nullopt;  // refitted, not drawn
+  const viosim::UncertaintyDefaults& defaults = base.uncertainty_defaults();
+  UncertainField u;
+  u.field = f;
+  if (source->has_uncertainty()) {
+    u.uncertainty = source->uncertainty();
+    u.origin = "own";
+  } else {
+    const viosim::Uncertainty* d = nullptr;
+    if (f.kind == viosim::Source::MEASURED && defaults.has_measured()) d = &defaults.measured();
+    if (f.kind == viosim::Source::DERIVED && defaults.has_derived()) d = &defaults.derived();
+    if (f.kind == viosim::Source::ESTIMATED && defaults.has_estimated()) d = &defaults.estimated();
+    if (d != nullptr) {
+      u.uncertainty = *d;
+      u.origin = "file default";
+    } else if (std::optional<viosim::Uncertainty> b = BuiltInUncertainty(f.kind)) {
+      u.uncertainty = *b;
+      u.origin = "built-in default";
+    } else {
+      return std::nullopt;  // DEFINED: exact
+    }
+  }
+  if (NumberOf(f) <= 0) return std::nullopt;  // a cost that vanishes stays zero
+  if (absl::Status s = Span(u.uncertainty, f, &u); !s.ok()) return s;
+  return u;
+}
+
 std::optional<viosim::Uncertainty> BuiltInUncertainty(viosim::Source::Kind kind) {
   switch (kind) {
     case viosim::Source::MEASURED:
@@ -204,10 +236,22 @@ absl::StatusOr<BandPlan> DrawBands(const viosim::ScenarioFile& file, const BandS
   BandPlan plan;
   plan.scenario = file.scenario.name();
   plan.spec = spec;
-  const std::vector<CostField> fields = CostFields(*base);
+  // The costs the runs of a band read: its PREDICTION cells' variants and
+  // the variants of the cells its fits are refitted to (scenarios/params.h).
+  viosim::ReadSet reads;
+  {
+    std::set<std::string> read_by;
+    for (const viosim::Published& p : file.scenario.published()) read_by.insert(p.variant());
+    for (const std::string& v : viosim::VariantNames(file)) {
+      if (read_by.count(v) == 0) continue;
+      absl::StatusOr<viosim::ReadSet> r = ReadsOf(file, v, request.overrides);
+      if (!r.ok()) return r.status();
+      reads.Merge(*r);
+    }
+  }
+  const std::vector<CostField> fields = CostFieldsRead(*base, reads);
   std::map<std::string, int> covered;  // fields per Source
   for (const CostField& f : fields) ++covered[f.source_path];
-  const viosim::UncertaintyDefaults& defaults = base->uncertainty_defaults();
   std::set<std::string> fitted;
   std::set<std::string> sources_fitted;
   for (const CostField& f : fields) {
@@ -230,36 +274,18 @@ absl::StatusOr<BandPlan> DrawBands(const viosim::ScenarioFile& file, const BandS
       }
       continue;
     }
-    UncertainField u;
-    u.field = f;
-    if (source->has_uncertainty()) {
-      u.uncertainty = source->uncertainty();
-      u.origin = "own";
-    } else {
-      const viosim::Uncertainty* d = nullptr;
-      if (f.kind == viosim::Source::MEASURED && defaults.has_measured()) d = &defaults.measured();
-      if (f.kind == viosim::Source::DERIVED && defaults.has_derived()) d = &defaults.derived();
-      if (f.kind == viosim::Source::ESTIMATED && defaults.has_estimated()) d = &defaults.estimated();
-      if (d != nullptr) {
-        u.uncertainty = *d;
-        u.origin = "file default";
-      } else if (std::optional<viosim::Uncertainty> b = BuiltInUncertainty(f.kind)) {
-        u.uncertainty = *b;
-        u.origin = "built-in default";
-      } else {
-        continue;  // DEFINED: exact
-      }
-    }
     const std::string where = absl::StrCat(file.path, ": field '", f.source_path, ".uncertainty': ");
-    if (u.uncertainty.has_range() && covered[f.source_path] > 1) {
+    if (source->uncertainty().has_range() && covered[f.source_path] > 1) {
       return absl::InvalidArgumentError(absl::StrCat(where, "an explicit range needs a Source of one field; this one covers ",
                                                      covered[f.source_path]));
     }
-    if (NumberOf(f) <= 0) continue;  // a cost that vanishes stays zero
-    if (absl::Status s = Span(u.uncertainty, f, &u); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, s.message()));
+    absl::StatusOr<std::optional<UncertainField>> u = UncertaintyOf(*base, f);
+    if (!u.ok()) return absl::InvalidArgumentError(absl::StrCat(where, u.status().message()));
+    if (*u && (*u)->uncertainty.has_range() && covered[f.source_path] > 1) {  // a file default's range
+      return absl::InvalidArgumentError(absl::StrCat(where, "an explicit range needs a Source of one field; this one covers ",
+                                                     covered[f.source_path]));
     }
-    plan.fields.push_back(std::move(u));
+    if (*u) plan.fields.push_back(**std::move(u));
   }
   for (const BandFit& b : plan.fits) {
     for (const UncertainField& u : plan.fields) {

@@ -79,6 +79,13 @@ struct BandPlan {
   std::vector<std::vector<double>> factors;
 };
 
+// The range a band draws `f` from in `base` (its Source's uncertainty, else
+// the file's default for its kind, else the built-in one); nullopt for a
+// FITTED field (refitted at each point), a DEFINED one (exact) and a value
+// of zero (a cost that vanishes stays zero). InvalidArgument for a range
+// that does not fit the field.
+absl::StatusOr<std::optional<UncertainField>> UncertaintyOf(const viosim::Scenario& base, const CostField& f);
+
 // The built-in uncertainty of a kind (none for FITTED and DEFINED).
 std::optional<viosim::Uncertainty> BuiltInUncertainty(viosim::Source::Kind kind);
 

@@ -1,5 +1,7 @@
 #include "analysis/calibrate.h"
 
+#include "analysis/reads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -322,6 +324,10 @@ absl::StatusOr<CalibrationPlan> PlanCalibration(const viosim::ScenarioFile& file
   o.log_scale = ends[0] > 0;
   o.snap = plan.codec.snap;
   c.scale = o.log_scale ? "log" : "linear";
+  // A field the cell's variant does not read cannot move the cell.
+  if (absl::Status s = CheckNamedPathsRead(file, {spec.variant}, request.overrides, {{flag, spec.field}}); !s.ok()) {
+    return s;
+  }
   return plan;
 }
 

@@ -1,5 +1,7 @@
 #include "analysis/explain.h"
 
+#include "analysis/reads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -212,7 +214,11 @@ absl::StatusOr<Explanation> Explain(const viosim::ScenarioFile& file, const Expl
   }
   std::vector<double> log_steps;   // per cost: ln(c+ / c-), 0 when skipped
   std::vector<size_t> first_run;  // per cost: index of its c+ run
-  std::vector<CostField> fields = CostFields(*base);
+  // The costs the variant reads: a field it never reads has no elasticity
+  // to measure (scenarios/params.h).
+  absl::StatusOr<viosim::ReadSet> reads = ReadsOf(file, x.variant, request.overrides);
+  if (!reads.ok()) return reads.status();
+  std::vector<CostField> fields = CostFieldsRead(*base, *reads);
   x.costed_fields = static_cast<int>(fields.size());
   if (!spec.fields.empty()) {
     std::vector<CostField> chosen;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "analysis/published.h"
+#include "analysis/reads.h"
 
 namespace analysis {
 
@@ -174,6 +175,8 @@ absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const Swee
       }
     }
   }
+  // A field no swept variant reads would give the same row at every value.
+  if (absl::Status s = CheckNamedPathsRead(file, sweep.variants, request.overrides, {{"--over", spec.field}}); !s.ok()) return s;
   return out;
 }
 

@@ -30,7 +30,9 @@
 #include "analysis/explain.h"
 #include "analysis/format.h"
 #include "analysis/gate.h"
+#include "analysis/params_list.h"
 #include "analysis/published.h"
+#include "analysis/reads.h"
 #include "analysis/runner.h"
 #include "analysis/fio_output.h"
 #include "cli/fio_logs.h"
@@ -334,6 +336,12 @@ int main(int argc, char** argv) {
   std::string list_path;
   list->add_option("scenario", list_path, "Scenario file (default: list every scenario under scenarios/)")
       ->type_name("SCENARIO");
+  bool list_params = false;
+  std::vector<std::string> list_variants;
+  list->add_flag("--params", list_params,
+                 "Every parameter each variant reads: its --set path, value, kind (MEASURED, DERIVED, ESTIMATED, "
+                 "FITTED, DEFINED), source and the range the bands draw it from");
+  list->add_option("--variant,-v", list_variants, "With --params: only this variant (repeatable)")->type_name("NAME");
   AddShared(list, &list_f);
 
   CLI::App* rep = app.add_subcommand(
@@ -502,6 +510,7 @@ int main(int argc, char** argv) {
     if (absl::Status s = CheckWritable(teach_f.output); !s.ok()) return Fail(s);
     absl::StatusOr<viosim::ScenarioFile> file = load(teach_f.scenario, cli::TeachOverrides(teach_f));
     if (!file.ok()) return Fail(file.status());
+    if (absl::Status s = analysis::CheckPathsRead(*file, {}, cli::TeachOverrides(teach_f)); !s.ok()) return Fail(s);
     absl::StatusOr<std::string> page = cli::MakeTeachPage(teach_f, *file, kVersion);
     if (!page.ok()) return Fail(page.status());
     SharedFlags out_flags;
@@ -516,6 +525,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<viosim::ScenarioFile> file = load(run_path, Overrides(run_f));
     if (!file.ok()) return Fail(file.status());
     std::vector<std::string> variants = run_variants.empty() ? viosim::VariantNames(*file) : run_variants;
+    if (absl::Status s = analysis::CheckPathsRead(*file, variants, Overrides(run_f)); !s.ok()) return Fail(s);
     analysis::RunRequest req;
     req.overrides = Overrides(run_f);
     req.jobs = run_f.jobs;
@@ -608,6 +618,8 @@ int main(int argc, char** argv) {
     }
     absl::StatusOr<viosim::ScenarioFile> file = load(sweep_path, Overrides(sweep_f));
     if (!file.ok()) return Fail(file.status());
+    // --over and --refit are checked with the sweep's plan (PlanSweep, PlanCalibration).
+    if (absl::Status s = analysis::CheckPathsRead(*file, {}, Overrides(sweep_f)); !s.ok()) return Fail(s);
     analysis::RunRequest req;
     req.overrides = Overrides(sweep_f);
     req.jobs = sweep_f.jobs;
@@ -649,6 +661,7 @@ int main(int argc, char** argv) {
     if (absl::Status s = analysis::ParseCellAndRange(cal_cell, cal_range, &cal_spec); !s.ok()) return Fail(s);
     absl::StatusOr<viosim::ScenarioFile> file = load(cal_path, Overrides(cal_f));
     if (!file.ok()) return Fail(file.status());
+    if (absl::Status s = analysis::CheckPathsRead(*file, {}, Overrides(cal_f)); !s.ok()) return Fail(s);
     analysis::RunRequest req;
     req.overrides = Overrides(cal_f);
     absl::StatusOr<analysis::Calibration> c = analysis::Calibrate(*file, cal_spec, req);
@@ -670,6 +683,7 @@ int main(int argc, char** argv) {
     if (!plotter.ok()) return Fail(plotter.status());
     absl::StatusOr<viosim::ScenarioFile> file = load(explain_path, Overrides(explain_f));
     if (!file.ok()) return Fail(file.status());
+    if (absl::Status s = analysis::CheckPathsRead(*file, {}, Overrides(explain_f)); !s.ok()) return Fail(s);
     analysis::RunRequest req;
     req.overrides = Overrides(explain_f);
     req.jobs = explain_f.jobs;
@@ -748,6 +762,9 @@ int main(int argc, char** argv) {
 
   if (*list) {
     if (absl::Status s = CheckWritable(list_f.output); !s.ok()) return Fail(s);
+    if (list_path.empty() && (list_params || !list_variants.empty())) {
+      return Fail(absl::InvalidArgumentError("--params and --variant need a SCENARIO"));
+    }
     if (list_path.empty()) {
       absl::StatusOr<std::vector<std::string>> paths = analysis::ScenarioFiles(DefaultScenarioDir());
       if (!paths.ok()) return Fail(paths.status());
@@ -761,6 +778,16 @@ int main(int argc, char** argv) {
     }
     absl::StatusOr<viosim::ScenarioFile> file = load(list_path, Overrides(list_f));
     if (!file.ok()) return Fail(file.status());
+    if (!list_variants.empty() && !list_params) {
+      return Fail(absl::InvalidArgumentError("--variant is for --params (the parameters of that variant)"));
+    }
+    if (list_params) {
+      if (absl::Status s = analysis::CheckPathsRead(*file, list_variants, Overrides(list_f)); !s.ok()) return Fail(s);
+      absl::StatusOr<std::vector<analysis::VariantParams>> params =
+          analysis::ListParams(*file, list_variants, Overrides(list_f));
+      if (!params.ok()) return Fail(params.status());
+      return Emit(list_f, analysis::FormatParams(*file, *params, ToFormat(list_f.format)));
+    }
     // Every variant is resolved, as `run` would: list accepts only what run accepts.
     absl::StatusOr<viosim::Scenario> base = absl::UnknownError("no variant");
     for (const std::string& v : viosim::VariantNames(*file)) {
@@ -815,12 +842,25 @@ int main(int argc, char** argv) {
     return text.ok() ? Emit(f, *text) : Fail(text.status());
   }
   analysis::RunRequest req;
-  req.overrides = Overrides(f);
   req.jobs = f.jobs;
   std::vector<analysis::Reproduction> reps;
   const bool bands = !is_gate && rep->count("--bands") > 0;
+  // Each scenario takes the --set paths some variant of it reads; a path
+  // no scenario reads is refused before anything runs.
+  std::vector<viosim::ScenarioFile> files;
   for (const std::string& p : paths) {
-    absl::StatusOr<viosim::ScenarioFile> file = load(p, req.overrides);
+    absl::StatusOr<viosim::ScenarioFile> file = load(p, Overrides(f));
+    if (!file.ok()) return Fail(file.status());
+    files.push_back(*std::move(file));
+  }
+  std::vector<const viosim::ScenarioFile*> file_ptrs;
+  for (const viosim::ScenarioFile& file : files) file_ptrs.push_back(&file);
+  absl::StatusOr<analysis::OverridePlan> override_plan = analysis::PlanOverrides(file_ptrs, Overrides(f));
+  if (!override_plan.ok()) return Fail(override_plan.status());
+  for (const std::string& note : override_plan->notes) std::cerr << "viosim: " << note << "\n";
+  for (size_t i = 0; i < paths.size(); ++i) {
+    req.overrides = override_plan->files[i].applied;
+    absl::StatusOr<viosim::ScenarioFile> file = load(paths[i], req.overrides);
     if (!file.ok()) return Fail(file.status());
     if (bands) {  // bad band input fails before anything runs
       if (absl::StatusOr<analysis::BandPlan> plan = analysis::PlanBands(*file, band_spec, req); !plan.ok()) {

@@ -32,16 +32,15 @@ LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
                      const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
                      const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
-absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& field);
 
 // The scenario's fio job file, cut to workload.fio.section when given.
-absl::StatusOr<fio::JobFile> JobsOf(const viosim::Scenario& s, const RunOptions& options) {
-  const std::string& job = s.workload().fio().job_file();
+absl::StatusOr<fio::JobFile> JobsOf(const Params& fio_params, const RunOptions& options) {
+  const std::string& job = fio_params.Str("job_file");
   if (job.empty()) return absl::InvalidArgumentError("field 'workload.fio.job_file' is required");
   const std::string path = job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
   absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
   if (!jobs.ok()) return jobs.status();
-  if (const std::string& section = s.workload().fio().section(); !section.empty()) {
+  if (const std::string& section = fio_params.Str("section"); !section.empty()) {
     std::vector<fio::JobOptions> keep;
     for (const fio::JobOptions& j : jobs->jobs) {
       if (j.name == section) keep.push_back(j);
@@ -64,13 +63,14 @@ absl::StatusOr<fio::JobFile> JobsOf(const viosim::Scenario& s, const RunOptions&
 // none.
 absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
                                              const RunOptions& options, VariantResult out) {
-  absl::StatusOr<fio::JobFile> jobs = JobsOf(s, options);
+  absl::StatusOr<fio::JobFile> jobs = JobsOf(Params(s, &out.reads)["workload"]["fio"], options);
   if (!jobs.ok()) return jobs.status();
   sim::Simulator sim;
   fio::WorkloadControl control;
   control.seed = s.run().seed();
-  absl::StatusOr<FioRig> rig = FioRig::Make(sim, s, *jobs, control);
+  absl::StatusOr<FioRig> rig = FioRig::Make(sim, s, *jobs, control, &out.reads);
   if (!rig.ok()) return rig.status();
+  if (options.build_only) return out;
   fio::Workload& w = *rig->workload;
   Machine& m = *rig->machine;
   BuiltStack& stack = *rig->stack;
@@ -120,8 +120,9 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
 absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
                                                const RunOptions& options, VariantResult out) {
   sim::Simulator sim;
-  absl::StatusOr<std::unique_ptr<stacks::VhostNetRig>> rig = stacks::BuildVhostNet(sim, s);
+  absl::StatusOr<std::unique_ptr<stacks::VhostNetRig>> rig = stacks::BuildVhostNet(sim, Params(s, &out.reads));
   if (!rig.ok()) return rig.status();
+  if (options.build_only) return out;
   stacks::VhostNetRig& r = **rig;
   Machine& m = r.machine();
   r.Start();
@@ -144,14 +145,6 @@ const std::vector<std::string>& LockBenchMetrics() {
       "lock_acquisitions_per_s", "lock_wait_mean_us", "lock_hold_mean_us", "lock_contention_pct",
       "cpu_spin_pct"};
   return *names;
-}
-
-absl::StatusOr<sim::Time> TimeField(const std::string& text, const std::string& field) {
-  absl::StatusOr<sim::Time> t = ParseDuration(text);
-  if (!t.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("field '", field, "': ", t.status().message()));
-  }
-  return *t;
 }
 
 LockStatRow ToRow(const std::string& name, const models::LockStat& s) {
@@ -226,36 +219,35 @@ absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, cons
 
 absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
                                            const RunOptions& options, VariantResult out) {
-  const viosim::Workload::LockBench& w = s.workload().lockbench();
+  const Params root(s, &out.reads);
+  const Params w = root["workload"]["lockbench"];
+  const Params platform = root["platform"];
   models::LockBenchParams p;
-  p.threads = w.threads();
-  if (!w.has_think()) return absl::InvalidArgumentError("field 'workload.lockbench.think' is required");
-  if (!w.has_hold()) return absl::InvalidArgumentError("field 'workload.lockbench.hold' is required");
-  absl::StatusOr<sim::Distribution> think = ToDistribution(w.think(), "workload.lockbench.think");
+  p.threads = static_cast<int>(w.Int("threads"));
+  absl::StatusOr<sim::Distribution> think = w.Distribution("think");
   if (!think.ok()) return think.status();
-  absl::StatusOr<sim::Distribution> hold = ToDistribution(w.hold(), "workload.lockbench.hold");
+  absl::StatusOr<sim::Distribution> hold = w.Distribution("hold");
   if (!hold.ok()) return hold.status();
   p.think = *think;
   p.hold = *hold;
-  if (s.platform().has_lock_handoff()) {
-    absl::StatusOr<sim::Time> h =
-        TimeField(s.platform().lock_handoff().value(), "platform.lock_handoff.value");
-    if (!h.ok()) return h.status();
-    p.handoff = *h;
-  }
-  if (s.platform().has_cpus() && s.platform().cpus() < p.threads) {
+  absl::StatusOr<sim::Time> handoff = LockHandoff(platform);
+  if (!handoff.ok()) return handoff.status();
+  p.handoff = *handoff;
+  const bool has_cpus = platform.Has("cpus");
+  const int cpus_given = has_cpus ? static_cast<int>(platform.Int("cpus")) : 0;
+  if (has_cpus && cpus_given < p.threads) {
     return absl::InvalidArgumentError(
         absl::StrCat("field 'workload.lockbench.threads': ", p.threads, " threads need as many CPUs, but ",
-                     "platform.cpus is ", s.platform().cpus()));
+                     "platform.cpus is ", cpus_given));
   }
 
   sim::Simulator sim;
   // The machine the scenario describes (its scheduler and topology), one CPU
   // per task unless platform.cpus gives more.
-  const int ncpus = s.platform().has_cpus() ? s.platform().cpus() : p.threads;
-  absl::StatusOr<std::unique_ptr<Machine>> machine =
-      Machine::Make(sim, s.platform(), ncpus, "cpu", models::SchedCosts{});
+  const int ncpus = has_cpus ? cpus_given : p.threads;
+  absl::StatusOr<std::unique_ptr<Machine>> machine = Machine::Make(sim, platform, ncpus, "cpu", models::SchedCosts{});
   if (!machine.ok()) return machine.status();
+  if (options.build_only) return out;
   models::LockBench bench(sim, p, s.run().seed(), (*machine)->sched(), (*machine)->cpus());
   bench.Start();
   models::Spinlock& lock = bench.lock();
@@ -302,68 +294,6 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
 
 }  // namespace
 
-absl::StatusOr<sim::Distribution> ToDistribution(const viosim::Distribution& d, const std::string& field) {
-  auto t = [&field](const std::string& text, const char* sub) {
-    return TimeField(text, absl::StrCat(field, ".", sub));
-  };
-  absl::StatusOr<sim::Distribution> out = absl::InvalidArgumentError(
-      absl::StrCat("field '", field, "': no distribution given (exponential, constant, uniform, normal, ",
-                   "lognormal or empirical)"));
-  switch (d.kind_case()) {
-    case viosim::Distribution::kExponential: {
-      absl::StatusOr<sim::Time> mean = t(d.exponential().mean(), "exponential.mean");
-      if (!mean.ok()) return mean.status();
-      return sim::Distribution::Exponential(*mean);
-    }
-    case viosim::Distribution::kConstant: {
-      absl::StatusOr<sim::Time> v = t(d.constant().value(), "constant.value");
-      if (!v.ok()) return v.status();
-      return sim::Distribution::Constant(*v);
-    }
-    case viosim::Distribution::kUniform: {
-      absl::StatusOr<sim::Time> lo = t(d.uniform().low(), "uniform.low");
-      if (!lo.ok()) return lo.status();
-      absl::StatusOr<sim::Time> hi = t(d.uniform().high(), "uniform.high");
-      if (!hi.ok()) return hi.status();
-      out = sim::Distribution::Uniform(*lo, *hi);
-      break;
-    }
-    case viosim::Distribution::kNormal: {
-      absl::StatusOr<sim::Time> m = t(d.normal().mean(), "normal.mean");
-      if (!m.ok()) return m.status();
-      absl::StatusOr<sim::Time> sd = t(d.normal().stddev(), "normal.stddev");
-      if (!sd.ok()) return sd.status();
-      out = sim::Distribution::Normal(*m, *sd);
-      break;
-    }
-    case viosim::Distribution::kLognormal: {
-      absl::StatusOr<sim::Time> m = t(d.lognormal().mean(), "lognormal.mean");
-      if (!m.ok()) return m.status();
-      absl::StatusOr<sim::Time> sd = t(d.lognormal().stddev(), "lognormal.stddev");
-      if (!sd.ok()) return sd.status();
-      out = sim::Distribution::Lognormal(*m, *sd);
-      break;
-    }
-    case viosim::Distribution::kEmpirical: {
-      std::vector<sim::Distribution::Point> points;
-      for (int i = 0; i < d.empirical().point_size(); ++i) {
-        const auto& pt = d.empirical().point(i);
-        absl::StatusOr<sim::Time> v = TimeField(pt.value(), absl::StrCat(field, ".empirical.point[", i, "].value"));
-        if (!v.ok()) return v.status();
-        points.push_back({pt.p(), *v});
-      }
-      out = sim::Distribution::Empirical(points);
-      break;
-    }
-    case viosim::Distribution::KIND_NOT_SET:
-      return out;
-  }
-  if (!out.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("field '", field, "': ", out.status().message()));
-  }
-  return out;
-}
-
 std::vector<std::string> MetricNames(const viosim::Scenario& s) {
   switch (s.workload().kind_case()) {
     case viosim::Workload::kLockbench:
@@ -386,12 +316,16 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
   VariantResult out;
   out.scenario = resolved.name();
   out.variant = variant;
-  out.seed = resolved.run().seed();
-  absl::StatusOr<sim::Time> warmup = TimeField(resolved.run().warmup(), "run.warmup");
+  // The run control: every workload reads it; the memory budget is read
+  // by the checks that resolve the variant.
+  const Params run = Params(resolved, &out.reads)["run"];
+  out.seed = static_cast<uint64_t>(run.Int("seed"));
+  absl::StatusOr<sim::Time> warmup = run.Time("warmup");
   if (!warmup.ok()) return warmup.status();
-  absl::StatusOr<sim::Time> duration = TimeField(resolved.run().duration(), "run.duration");
+  absl::StatusOr<sim::Time> duration = run.Time("duration");
   if (!duration.ok()) return duration.status();
-  sim::MeasurementPlan plan{*warmup, *duration, resolved.run().batches()};
+  run.Int("max_request_slots");
+  sim::MeasurementPlan plan{*warmup, *duration, static_cast<int>(run.Int("batches"))};
   out.warmup = plan.warmup;
   out.duration = plan.duration;
   out.batches = plan.batches;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "scenarios/params.h"
 #include "scenarios/scenario.pb.h"
 #include "sim/distribution.h"
 #include "sim/measurement.h"
@@ -53,6 +54,9 @@ struct VariantResult {
   std::string bound_detail;  // in words, with the busy shares behind it
   uint64_t events = 0;     // simulated events, warm-up included
   std::string trace_json;  // empty unless RunOptions::trace
+  // Every scenario path the variant's run control, stack and workload
+  // read as they were built (scenarios/params.h).
+  ReadSet reads;
 };
 
 struct RunOptions {
@@ -63,6 +67,9 @@ struct RunOptions {
   // Directory relative paths in the scenario (workload.fio.job_file) are
   // resolved against: the scenario file's own.
   std::string base_dir = ".";
+  // Build the stack and the workload, record what they read, and stop:
+  // the result has `reads` and no metrics.
+  bool build_only = false;
 };
 
 // REQUIRES: `resolved` passed the loader's validation (units, bounds).
@@ -75,9 +82,7 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved,
 // The metrics RunScenario reports for this scenario's workload, in order.
 std::vector<std::string> MetricNames(const viosim::Scenario& s);
 
-// The proto distribution as a sampler. REQUIRES: validated units.
-absl::StatusOr<sim::Distribution> ToDistribution(const viosim::Distribution& d,
-                                                 const std::string& field);
+
 
 }  // namespace viosim
 

@@ -56,7 +56,7 @@ absl::StatusOr<fio::WorkloadControl> ControlOf(const Scenario& stack, const FioR
 
 }  // namespace
 
-absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Scenario& stack, const models::HostCosts& host) {
+absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const models::HostCosts& host) {
   // fio's own CPU time. Estimates (no per-function measurement exists),
   // bracketed by totals: t/io_uring does >3M IOPS per core without fio's
   // per-I/O work while fio reaches 1-2M per core at depth > 1, so fio's own
@@ -69,31 +69,28 @@ absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Scenario& stack, const mode
   engine.fio_per_io = sim::Time::Nanos(300);
   engine.aio_per_iocb = sim::Time::Nanos(150);
   engine.reap_per_event = sim::Time::Nanos(100);
-  const FioCosts& fc = stack.platform().fio();
-  for (auto [cost, name, out] : {std::tuple{&fc.per_io(), "per_io", &engine.fio_per_io},
-                                 std::tuple{&fc.per_iocb(), "per_iocb", &engine.aio_per_iocb},
-                                 std::tuple{&fc.per_event(), "per_event", &engine.reap_per_event}}) {
-    if (cost->has_value()) {
-      absl::StatusOr<sim::Time> t = TimeOf(cost->value());
-      if (!t.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("field 'platform.fio.", name, ".value': ", t.status().message()));
-      }
-      *out = *t;
-    }
+  const Params fc = platform["fio"];
+  for (auto [name, out] : {std::pair{"per_io", &engine.fio_per_io}, std::pair{"per_iocb", &engine.aio_per_iocb},
+                           std::pair{"per_event", &engine.reap_per_event}}) {
+    absl::StatusOr<sim::Time> t = fc.CostOr(name, *out);
+    if (!t.ok()) return t.status();
+    *out = *t;
   }
   return engine;
 }
 
 absl::StatusOr<FioRig> FioRig::Make(sim::Simulator& sim, const Scenario& stack, const fio::JobFile& jobs,
-                                    const fio::WorkloadControl& control) {
+                                    const fio::WorkloadControl& control, ReadSet* reads) {
   absl::StatusOr<const StackPart*> part = StackPartOf(stack);
   if (!part.ok()) return part.status();
-  absl::StatusOr<models::HostCosts> host = HostCostsOf(stack.platform());
+  const Params s(stack, reads);
+  const Params platform = s["platform"];
+  absl::StatusOr<models::HostCosts> host =
+      HostCostsOf(platform, kHostSyscall | kHostSched | ((*part)->host_block ? kHostBlock : 0u));
   if (!host.ok()) return host.status();
-  absl::StatusOr<fio::EngineCosts> engine = EngineCostsOf(stack, *host);
+  absl::StatusOr<fio::EngineCosts> engine = EngineCostsOf(platform, *host);
   if (!engine.ok()) return engine.status();
-  const int ncpus = stack.platform().has_cpus() ? stack.platform().cpus() : kDefaultFioCpus;
+  const int ncpus = platform.Has("cpus") ? static_cast<int>(platform.Int("cpus")) : kDefaultFioCpus;
   for (const fio::JobOptions& j : jobs.jobs) {
     if (!j.cpus_allowed.empty()) {
       absl::StatusOr<std::vector<int>> list = fio::ParseCpuList(j.cpus_allowed, ncpus);
@@ -105,10 +102,10 @@ absl::StatusOr<FioRig> FioRig::Make(sim::Simulator& sim, const Scenario& stack, 
   FioRig rig;
   rig.part = *part;
   absl::StatusOr<std::unique_ptr<Machine>> machine =
-      Machine::Make(sim, stack.platform(), ncpus, (*part)->vcpus ? "vcpu" : "cpu", host->sched());
+      Machine::Make(sim, platform, ncpus, (*part)->vcpus ? "vcpu" : "cpu", host->sched());
   if (!machine.ok()) return machine.status();
   rig.machine = std::move(*machine);
-  absl::StatusOr<std::unique_ptr<BuiltStack>> built = (*part)->build(stack, *rig.machine, *host);
+  absl::StatusOr<std::unique_ptr<BuiltStack>> built = (*part)->build(s, *rig.machine, *host);
   if (!built.ok()) return built.status();
   rig.stack = std::move(*built);
   fio::WorkloadControl c = control;

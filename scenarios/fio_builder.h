@@ -79,7 +79,7 @@ StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, bool vcpu);
 std::vector<std::string> StackMetricNames(const Scenario& stack);
 
 // fio's own CPU costs: estimates, overridden by platform.fio.
-absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Scenario& stack, const models::HostCosts& host);
+absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const models::HostCosts& host);
 
 // An fio job file on a scenario's stack: the machine (CPUs and scheduler),
 // the registered stack part built on it, and fio's processes. Used by both
@@ -87,8 +87,9 @@ absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Scenario& stack, const mode
 // measurement engine (scenarios/builder.cc).
 struct FioRig {
   // InvalidArgument naming the field for a bad stack, platform or job.
+  // Every scenario path the build reads is added to `*reads` when given.
   static absl::StatusOr<FioRig> Make(sim::Simulator& sim, const Scenario& stack, const fio::JobFile& jobs,
-                                     const fio::WorkloadControl& control);
+                                     const fio::WorkloadControl& control, ReadSet* reads = nullptr);
   // Traces [start, start + window) of the run.
   void Trace(sim::TraceWriter& trace, sim::Time start, sim::Time window);
   // The stack's metrics (over the window since its last reset), locks,

@@ -1521,6 +1521,33 @@ absl::StatusOr<ScalarKind> ScalarKindAt(const Scenario& scenario, absl::string_v
   }
 }
 
+std::string AssignmentPath(absl::string_view assignment) {
+  return std::string(absl::StripAsciiWhitespace(assignment.substr(0, assignment.find('='))));
+}
+
+std::optional<std::string> OneofMemberHeld(const Scenario& scenario, absl::string_view path) {
+  absl::StatusOr<std::vector<PathStep>> steps = SplitFieldPath(absl::StripAsciiWhitespace(path));
+  if (!steps.ok()) return std::nullopt;
+  const Message* m = &scenario;
+  std::string walked;
+  for (const PathStep& step : *steps) {
+    const FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(step.name);
+    if (f == nullptr || f->is_repeated()) return std::nullopt;
+    if (const google::protobuf::OneofDescriptor* oneof = f->containing_oneof(); oneof != nullptr) {
+      const FieldDescriptor* set = m->GetReflection()->GetOneofFieldDescriptor(*m, oneof);
+      if (set != nullptr && set != f &&
+          (oneof == Stack::descriptor()->FindOneofByName("device") ||
+           oneof == Workload::descriptor()->FindOneofByName("kind"))) {
+        return JoinPath(walked, set->name(), -1);
+      }
+    }
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return std::nullopt;
+    m = &m->GetReflection()->GetMessage(*m, f);
+    walked = JoinPath(walked, step.name, -1);
+  }
+  return std::nullopt;
+}
+
 absl::Status ApplyOverrides(Scenario* scenario,
                             const std::vector<std::string>& assignments) {
   std::vector<std::string> errors;

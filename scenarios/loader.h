@@ -32,6 +32,7 @@
 #define VIOSIM_SCENARIOS_LOADER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,15 @@ enum class ScalarKind { kDuration, kInteger, kReal, kOther };
 // bad index).
 absl::StatusOr<ScalarKind> ScalarKindAt(const Scenario& scenario, absl::string_view path,
                                         absl::string_view flag);
+
+// When the --set path `path` runs into another member of the oneof that
+// `scenario` holds at some step (another stack, another workload kind: the
+// ones ApplyOverride refuses), the path of the member `scenario` has there
+// ("stack.raid10"); else nullopt. A path that does not walk is nullopt.
+std::optional<std::string> OneofMemberHeld(const Scenario& scenario, absl::string_view path);
+
+// The field path of an assignment "PATH=VALUE", without spaces around it.
+std::string AssignmentPath(absl::string_view assignment);
 
 // Applies `assignments` in order; all errors are reported together, one per
 // line. Assignments that succeed stay applied even if others fail.

@@ -12,27 +12,30 @@
 
 namespace viosim {
 
-absl::StatusOr<std::unique_ptr<Machine>> Machine::Make(sim::Simulator& sim, const Platform& p, int n,
+absl::StatusOr<std::unique_ptr<Machine>> Machine::Make(sim::Simulator& sim, const Params& platform, int n,
                                                        const std::string& prefix, const models::SchedCosts& costs) {
   std::unique_ptr<Machine> m(new Machine(sim));
-  absl::StatusOr<std::unique_ptr<models::Scheduler>> sched = models::MakeScheduler(p.scheduler(), sim);
+  absl::StatusOr<std::unique_ptr<models::Scheduler>> sched = models::MakeScheduler(platform.Str("scheduler"), sim);
   if (!sched.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("field 'platform.scheduler': ", sched.status().message()));
   }
   m->sched_ = std::move(*sched);
-  const Topology& t = p.topology();
-  const int llcs = t.sockets() * t.llcs_per_socket();
-  if (n % (llcs * t.threads_per_core()) != 0) {
+  const Params t = platform["topology"];
+  const int sockets = static_cast<int>(t.Int("sockets"));
+  const int llcs_per_socket = static_cast<int>(t.Int("llcs_per_socket"));
+  const int threads_per_core = static_cast<int>(t.Int("threads_per_core"));
+  const int llcs = sockets * llcs_per_socket;
+  if (n % (llcs * threads_per_core) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "field 'platform.topology': ", n, " CPUs (field 'platform.cpus') do not divide into ", t.sockets(),
-        " socket(s) x ", t.llcs_per_socket(), " LLC(s) x cores of ", t.threads_per_core(), " thread(s)"));
+        "field 'platform.topology': ", n, " CPUs (field 'platform.cpus') do not divide into ", sockets,
+        " socket(s) x ", llcs_per_socket, " LLC(s) x cores of ", threads_per_core, " thread(s)"));
   }
   const int per_llc = n / llcs;
   for (int i = 0; i < n; ++i) {
     models::CpuPlace place;
     place.llc = i / per_llc;
-    place.socket = place.llc / t.llcs_per_socket();
-    place.core = i / t.threads_per_core();
+    place.socket = place.llc / llcs_per_socket;
+    place.core = i / threads_per_core;
     m->cpus_.push_back(std::make_unique<models::Cpu>(sim, i, absl::StrCat(prefix, i), place));
     m->cpus_.back()->set_sched_costs(costs);
     m->sched_->AddCpu(*m->cpus_.back());
@@ -93,88 +96,75 @@ models::SourceKind KindOf(const Source& s) {
   }
 }
 
-absl::Status Override(const Cost& cost, bool has, const std::string& field, models::Param<sim::Time>* param) {
-  if (!has) return absl::OkStatus();
-  absl::StatusOr<sim::Time> t = TimeOf(cost.value());
-  if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("field '", field, "': ", t.status().message()));
-  param->value = *t;
-  param->source.kind = KindOf(cost.source());
-  param->source.ref = "set by the scenario";
-  return absl::OkStatus();
-}
-
-absl::StatusOr<models::LineCosts> LineCostsOf(const Platform& p, int home_socket) {
-  const CacheLines& l = p.cache_lines();
+absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, int home_socket) {
+  const Params l = platform["cache_lines"];
   models::LineCosts c;
-  if (l.preset() == "epyc_rome") {
+  const std::string& preset = l.Str("preset");
+  if (preset == "epyc_rome") {
     c.handoff = models::EpycRomeHandoffCosts();
-  } else if (l.preset() == "cascade_lake") {
+  } else if (preset == "cascade_lake") {
     c.handoff = models::CascadeLakeHandoffCosts();
-  } else if (l.preset() == "none") {
+  } else if (preset == "none") {
     c.handoff = models::LockHandoffCosts::Uniform(sim::Time::Zero(),
                                                   {models::SourceKind::kDefined, "what-if: no shared-line cost"});
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("field 'platform.cache_lines.preset': unknown table '",
-                                                   l.preset(), "' (tables: epyc_rome, cascade_lake, none)"));
+    return absl::InvalidArgumentError(absl::StrCat("field 'platform.cache_lines.preset': unknown table '", preset,
+                                                   "' (tables: epyc_rome, cascade_lake, none)"));
   }
-  const std::string f = "platform.cache_lines.";
-  for (auto [has, cost, name, param] :
-       {std::tuple{l.has_same_core(), &l.same_core(), "same_core", &c.handoff.same_core},
-        std::tuple{l.has_same_llc(), &l.same_llc(), "same_llc", &c.handoff.same_llc},
-        std::tuple{l.has_same_socket(), &l.same_socket(), "same_socket", &c.handoff.same_socket},
-        std::tuple{l.has_other_socket(), &l.other_socket(), "other_socket", &c.handoff.other_socket}}) {
-    if (absl::Status st = Override(*cost, has, f + name, param); !st.ok()) return st;
+  for (auto [name, param] : {std::pair{"same_core", &c.handoff.same_core}, std::pair{"same_llc", &c.handoff.same_llc},
+                             std::pair{"same_socket", &c.handoff.same_socket},
+                             std::pair{"other_socket", &c.handoff.other_socket}}) {
+    if (absl::Status st = l.OptionalCost(name, param); !st.ok()) return st;
   }
-  if (l.arbitration() == "nearest_first") {
+  const std::string& arbitration = l.Str("arbitration");
+  if (arbitration == "nearest_first") {
     c.arbitration = models::LineArbitration::kNearestFirst;
-  } else if (l.arbitration() == "fifo") {
+    c.max_bypass = static_cast<int>(l.Int("max_bypass"));  // read by nearest-first only
+  } else if (arbitration == "fifo") {
     c.arbitration = models::LineArbitration::kFifo;
-  } else if (l.arbitration() == "unqueued") {
+  } else if (arbitration == "unqueued") {
     c.arbitration = models::LineArbitration::kUnqueued;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("field 'platform.cache_lines.arbitration': unknown policy '",
-                                                   l.arbitration(), "' (policies: nearest_first, fifo, unqueued)"));
+                                                   arbitration, "' (policies: nearest_first, fifo, unqueued)"));
   }
-  c.service_ratio = l.service_ratio();
-  c.max_bypass = l.max_bypass();
+  // A queued transaction's occupancy: unqueued lines have no queue.
+  if (c.arbitration != models::LineArbitration::kUnqueued) c.service_ratio = l.Real("service_ratio");
   c.home_socket = home_socket;
   return c;
 }
 
-absl::StatusOr<models::HostCosts> HostCostsOf(const Platform& p) {
-  if (p.host_profile() != "xeon") {
+absl::StatusOr<models::HostCosts> HostCostsOf(const Params& platform, unsigned uses) {
+  const std::string& profile = platform.Str("host_profile");
+  if (profile != "xeon") {
     return absl::InvalidArgumentError(
-        absl::StrCat("field 'platform.host_profile': unknown profile '", p.host_profile(), "' (profiles: xeon)"));
+        absl::StrCat("field 'platform.host_profile': unknown profile '", profile, "' (profiles: xeon)"));
   }
   models::HostCosts c = models::XeonHostCosts();
-  const HostCosts& h = p.host();
+  const Params h = platform["host"];
   struct Entry {
-    bool has;
-    const Cost& cost;
+    unsigned use;
     const char* name;
     models::Param<sim::Time>* param;
   };
   const Entry entries[] = {
-      {h.has_syscall(), h.syscall(), "syscall", &c.syscall},
-      {h.has_blk_mq_submit_bio(), h.blk_mq_submit_bio(), "blk_mq_submit_bio", &c.blk_mq_submit_bio},
-      {h.has_nvme_queue_rq(), h.nvme_queue_rq(), "nvme_queue_rq", &c.nvme_queue_rq},
-      {h.has_nvme_map_data_per_page(), h.nvme_map_data_per_page(), "nvme_map_data_per_page",
-       &c.nvme_map_data_per_page},
-      {h.has_doorbell_write(), h.doorbell_write(), "doorbell_write", &c.doorbell_write},
-      {h.has_irq_entry_exit(), h.irq_entry_exit(), "irq_entry_exit", &c.irq_entry_exit},
-      {h.has_nvme_irq(), h.nvme_irq(), "nvme_irq", &c.nvme_irq},
-      {h.has_complete_request(), h.complete_request(), "complete_request", &c.complete_request},
-      {h.has_poll_reap(), h.poll_reap(), "poll_reap", &c.poll_reap},
-      {h.has_context_switch(), h.context_switch(), "context_switch", &c.context_switch},
-      {h.has_try_to_wake_up(), h.try_to_wake_up(), "try_to_wake_up", &c.try_to_wake_up},
-      {h.has_try_to_wake_up_fast(), h.try_to_wake_up_fast(), "try_to_wake_up_fast", &c.try_to_wake_up_fast},
-      {h.has_wakeup_latency(), h.wakeup_latency(), "wakeup_latency", &c.wakeup_latency},
+      {kHostSyscall, "syscall", &c.syscall},
+      {kHostBlock, "blk_mq_submit_bio", &c.blk_mq_submit_bio},
+      {kHostBlock, "nvme_queue_rq", &c.nvme_queue_rq},
+      {kHostBlock, "nvme_map_data_per_page", &c.nvme_map_data_per_page},
+      {kHostBlock, "doorbell_write", &c.doorbell_write},
+      {kHostBlock, "irq_entry_exit", &c.irq_entry_exit},
+      {kHostBlock, "nvme_irq", &c.nvme_irq},
+      {kHostBlock, "complete_request", &c.complete_request},
+      {kHostBlock, "poll_reap", &c.poll_reap},
+      {kHostSched, "context_switch", &c.context_switch},
+      {kHostSched, "try_to_wake_up", &c.try_to_wake_up},
+      {kHostSched, "try_to_wake_up_fast", &c.try_to_wake_up_fast},
+      {kHostSched, "wakeup_latency", &c.wakeup_latency},
   };
   for (const Entry& e : entries) {
-    if (absl::Status s = Override(e.cost, e.has, absl::StrCat("platform.host.", e.name, ".value"), e.param);
-        !s.ok()) {
-      return s;
-    }
+    if ((uses & e.use) == 0) continue;
+    if (absl::Status s = h.OptionalCost(e.name, e.param); !s.ok()) return s;
   }
   return c;
 }
@@ -186,19 +176,17 @@ absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time writ
                                                  sim::FormatTime(std::min(read, write)), ")"));
 }
 
-absl::Status ReadRequiredCosts(absl::Span<const RequiredCost> fields) {
-  for (const RequiredCost& f : fields) {
-    if (!f.has) return absl::InvalidArgumentError(absl::StrCat("field '", f.name, "' is required"));
-    absl::StatusOr<sim::Time> t = TimeOf(f.cost->value());
-    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("field '", f.name, ".value': ", t.status().message()));
-    *f.out = models::Param<sim::Time>{*t, {KindOf(f.cost->source()), "set by the scenario"}};
+absl::Status RequiredCosts(const Params& p, absl::Span<const CostSlot> slots) {
+  for (auto [name, out] : slots) {
+    absl::StatusOr<models::Param<sim::Time>> c = p.RequiredCost(name);
+    if (!c.ok()) return c.status();
+    *out = *c;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<sim::Time> LockHandoff(const Platform& p) {
-  if (!p.has_lock_handoff()) return sim::Time::Zero();
-  return TimeOf(p.lock_handoff().value());
+absl::StatusOr<sim::Time> LockHandoff(const Params& platform) {
+  return platform.CostOr("lock_handoff", sim::Time::Zero());
 }
 
 Bound ClassifyBound(const BusyPct& busy) {

@@ -32,6 +32,7 @@
 #include "models/cpu/sched.h"
 #include "models/sync/spinlock.h"
 #include "models/sync/cache_line.h"
+#include "scenarios/params.h"
 #include "scenarios/scenario.pb.h"
 #include "sim/measurement.h"
 #include "sim/simulator.h"
@@ -46,7 +47,8 @@ class Machine {
   // `n` CPUs named prefix0.., placed by platform.topology, on the
   // scheduler platform.scheduler names. InvalidArgument for an unknown
   // scheduler or a topology that does not divide the CPUs.
-  static absl::StatusOr<std::unique_ptr<Machine>> Make(sim::Simulator& sim, const Platform& p, int n,
+  // `platform` reads the scenario's platform message.
+  static absl::StatusOr<std::unique_ptr<Machine>> Make(sim::Simulator& sim, const Params& platform, int n,
                                                        const std::string& prefix, const models::SchedCosts& costs);
 
   sim::Simulator& sim() const { return *sim_; }
@@ -123,7 +125,11 @@ struct StackPart {
   bool vcpus;           // its CPUs are a guest's vCPUs (exit and guest time)
   // The stack's metric names, in order (the same list Metrics() returns).
   std::vector<std::string> (*metric_names)();
-  absl::StatusOr<std::unique_ptr<BuiltStack>> (*build)(const Scenario& s, Machine& m, const models::HostCosts& host);
+  // Reads its parameters through `s` (the scenario's root), so that every
+  // path it reads is recorded (scenarios/params.h).
+  absl::StatusOr<std::unique_ptr<BuiltStack>> (*build)(const Params& s, Machine& m, const models::HostCosts& host);
+  // It charges the host's block and driver steps (HostCostUse::kHostBlock).
+  bool host_block = false;
 };
 
 // Every registered part, in the order of the oneof's fields.
@@ -137,25 +143,26 @@ absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s);
 models::SourceKind KindOf(const Source& s);
 // The platform's host costs: the named profile, with the scenario's
 // overrides. InvalidArgument naming the field.
-absl::StatusOr<models::HostCosts> HostCostsOf(const Platform& p);
-// A cost the scenario must give, read into `out` with its source kind.
-struct RequiredCost {
-  const Cost* cost;
-  bool has;
-  std::string name;  // field path, for messages
-  models::Param<sim::Time>* out;
+// `uses` says which of them the caller charges (HostCostUse bits): only
+// those are read, the others keep the profile's values.
+enum HostCostUse : unsigned {
+  kHostSyscall = 1,  // syscall: fio's engines
+  kHostSched = 2,    // context_switch, try_to_wake_up(_fast), wakeup_latency: the scheduler
+  kHostBlock = 4,    // blk_mq_submit_bio .. poll_reap: a bare-metal blk-mq and NVMe driver
 };
-absl::Status ReadRequiredCosts(absl::Span<const RequiredCost> fields);
-// Replaces `param` by the scenario's cost when `has`.
-absl::Status Override(const Cost& cost, bool has, const std::string& field, models::Param<sim::Time>* param);
+absl::StatusOr<models::HostCosts> HostCostsOf(const Params& platform, unsigned uses);
+// The Costs of `p` that the scenario must give, each read into its
+// Param: InvalidArgument "field 'P' is required" at the first missing.
+using CostSlot = std::pair<const char*, models::Param<sim::Time>*>;
+absl::Status RequiredCosts(const Params& p, absl::Span<const CostSlot> slots);
 // A latency spread must leave both fixed parts non-negative.
 absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time write, const std::string& stack);
 // platform.cache_lines: the preset table with the scenario's per-distance
 // overrides, the service ratio, the arbitration; lines homed on
 // `home_socket`. InvalidArgument naming the field.
-absl::StatusOr<models::LineCosts> LineCostsOf(const Platform& p, int home_socket);
+absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, int home_socket);
 // platform.lock_handoff, zero when unset.
-absl::StatusOr<sim::Time> LockHandoff(const Platform& p);
+absl::StatusOr<sim::Time> LockHandoff(const Params& platform);
 
 }  // namespace viosim
 

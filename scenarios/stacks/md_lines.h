@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "models/sync/cache_line.h"
 #include "models/sync/handoff_costs.h"
+#include "scenarios/params.h"
 #include "scenarios/scenario.pb.h"
 
 namespace viosim::stacks {
@@ -18,7 +19,7 @@ struct MdLineCosts {
 
 // `k`: lock word transfers per contended hand-off. InvalidArgument naming
 // the platform's field.
-absl::StatusOr<MdLineCosts> MdLines(const Platform& p, int home_socket, double k);
+absl::StatusOr<MdLineCosts> MdLines(const Params& platform, int home_socket, double k);
 
 }  // namespace viosim::stacks
 

@@ -12,24 +12,21 @@
 namespace viosim::stacks {
 namespace {
 
-absl::StatusOr<models::NvmeProfile> NvmeOf(const Stack::Nvme& n) {
-  if (n.profile() != "optane_p4800x") {
+absl::StatusOr<models::NvmeProfile> NvmeOf(const Params& n) {
+  const std::string& profile = n.Str("profile");
+  if (profile != "optane_p4800x") {
     return absl::InvalidArgumentError(
-        absl::StrCat("field 'stack.nvme.profile': unknown profile '", n.profile(), "' (profiles: optane_p4800x)"));
+        absl::StrCat("field 'stack.nvme.profile': unknown profile '", profile, "' (profiles: optane_p4800x)"));
   }
   models::NvmeProfile p = models::OptaneP4800X();
   const models::Source set{models::SourceKind::kEstimated, "set by the scenario"};
-  if (n.has_units()) p.units = {n.units(), set};
-  if (n.has_read_bandwidth()) p.read_bandwidth = {n.read_bandwidth(), set};
-  if (n.has_write_bandwidth()) p.write_bandwidth = {n.write_bandwidth(), set};
-  if (n.has_max_queue_depth()) p.max_queue_depth = {n.max_queue_depth(), set};
-  for (auto [cost, has, name, param] :
-       {std::tuple{&n.read_latency(), n.has_read_latency(), "read_latency", &p.read_latency},
-        std::tuple{&n.write_latency(), n.has_write_latency(), "write_latency", &p.write_latency},
-        std::tuple{&n.latency_exp_mean(), n.has_latency_exp_mean(), "latency_exp_mean", &p.latency_exp_mean}}) {
-    if (absl::Status s = Override(*cost, has, absl::StrCat("stack.nvme.", name, ".value"), param); !s.ok()) {
-      return s;
-    }
+  if (n.Has("units")) p.units = {static_cast<int>(n.Int("units")), set};
+  if (n.Has("read_bandwidth")) p.read_bandwidth = {n.Real("read_bandwidth"), set};
+  if (n.Has("write_bandwidth")) p.write_bandwidth = {n.Real("write_bandwidth"), set};
+  if (n.Has("max_queue_depth")) p.max_queue_depth = {static_cast<int>(n.Int("max_queue_depth")), set};
+  for (auto [name, param] : {std::pair{"read_latency", &p.read_latency}, std::pair{"write_latency", &p.write_latency},
+                             std::pair{"latency_exp_mean", &p.latency_exp_mean}}) {
+    if (absl::Status s = n.OptionalCost(name, param); !s.ok()) return s;
   }
   if (absl::Status s = CheckLatencySpread(p.latency_exp_mean.value, p.read_latency.value, p.write_latency.value,
                                           "stack.nvme");
@@ -71,19 +68,21 @@ std::vector<std::string> Names() {
   return {"interrupts_per_request", "polled_pct", "doorbells_per_request", "cpu_busy_pct"};
 }
 
-absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m, const models::HostCosts& host) {
-  absl::StatusOr<models::NvmeProfile> profile = NvmeOf(s.stack().nvme());
+absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
+  const Params n = s["stack"]["nvme"];
+  absl::StatusOr<models::NvmeProfile> profile = NvmeOf(n);
   if (!profile.ok()) return profile.status();
   models::BlkMqParams params;
-  if (s.stack().nvme().has_queue_depth()) params.queue_depth = s.stack().nvme().queue_depth();
-  params.poll_queues = s.stack().nvme().poll_queues();
-  return std::make_unique<NvmeStack>(m, *profile, host, params, s.run().seed());
+  if (n.Has("queue_depth")) params.queue_depth = static_cast<int>(n.Int("queue_depth"));
+  params.poll_queues = n.Bool("poll_queues");
+  return std::make_unique<NvmeStack>(m, *profile, host, params, static_cast<uint64_t>(s["run"].Int("seed")));
 }
 
 }  // namespace
 
 StackPart NvmePart() {
-  return {"nvme", "bare-metal blk-mq and NVMe driver (Linux 5.13) over an SSD profile", false, &Names, &Build};
+  return {"nvme", "bare-metal blk-mq and NVMe driver (Linux 5.13) over an SSD profile", false, &Names, &Build,
+          /*host_block=*/true};
 }
 
 }  // namespace viosim::stacks

@@ -147,40 +147,40 @@ std::vector<std::string> Names() {
 }
 
 
-absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& s, Machine& m, const models::HostCosts& host) {
+absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   (void)host;
-  const Stack::Raid10& r = s.stack().raid10();
+  const Params r = s["stack"]["raid10"];
   models::Raid10Costs c;
   models::BrdCosts b;
-  const std::string p = "stack.raid10.";
-  const RequiredCost fields[] = {
-      {&r.dio_submit(), r.has_dio_submit(), p + "dio_submit", &c.dio_submit},
-      {&r.dio_complete(), r.has_dio_complete(), p + "dio_complete", &c.dio_complete},
-      {&r.plug(), r.has_plug(), p + "plug", &c.plug},
-      {&r.make_request(), r.has_make_request(), p + "make_request", &c.make_request},
-      {&r.barrier_check(), r.has_barrier_check(), p + "barrier_check", &c.barrier_check},
-      {&r.read_balance(), r.has_read_balance(), p + "read_balance", &c.read_balance},
-      {&r.find_phys(), r.has_find_phys(), p + "find_phys", &c.find_phys},
-      {&r.bio_clone(), r.has_bio_clone(), p + "bio_clone", &c.bio_clone},
-      {&r.plug_cb_alloc(), r.has_plug_cb_alloc(), p + "plug_cb_alloc", &c.plug_cb_alloc},
-      {&r.plug_cb_free(), r.has_plug_cb_free(), p + "plug_cb_free", &c.plug_cb_free},
-      {&r.end_request(), r.has_end_request(), p + "end_request", &c.end_request},
-      {&r.end_bio_io(), r.has_end_bio_io(), p + "end_bio_io", &c.end_bio_io},
-      {&r.has_sleeper(), r.has_has_sleeper(), p + "has_sleeper", &c.has_sleeper},
-      {&r.wake_up_walk(), r.has_wake_up_walk(), p + "wake_up_walk", &c.wake_up_walk},
-      {&r.brd_submit_bio(), r.has_brd_submit_bio(), p + "brd_submit_bio", &b.submit_bio},
-      {&r.brd_lookup_page(), r.has_brd_lookup_page(), p + "brd_lookup_page", &b.lookup_page},
-      {&r.brd_copy_page(), r.has_brd_copy_page(), p + "brd_copy_page", &b.copy_page},
+  const CostSlot fields[] = {
+      {"dio_submit", &c.dio_submit},
+      {"dio_complete", &c.dio_complete},
+      {"plug", &c.plug},
+      {"make_request", &c.make_request},
+      {"barrier_check", &c.barrier_check},
+      {"read_balance", &c.read_balance},
+      {"find_phys", &c.find_phys},
+      {"bio_clone", &c.bio_clone},
+      {"plug_cb_alloc", &c.plug_cb_alloc},
+      {"plug_cb_free", &c.plug_cb_free},
+      {"end_request", &c.end_request},
+      {"end_bio_io", &c.end_bio_io},
+      {"has_sleeper", &c.has_sleeper},
+      {"wake_up_walk", &c.wake_up_walk},
+      {"brd_submit_bio", &b.submit_bio},
+      {"brd_lookup_page", &b.lookup_page},
+      {"brd_copy_page", &b.copy_page},
   };
-  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
-  if (!r.has_lock_word_transfers()) {
+  if (absl::Status st = RequiredCosts(r, fields); !st.ok()) return st;
+  if (!r.Has("lock_word_transfers")) {
     return absl::InvalidArgumentError("field 'stack.raid10.lock_word_transfers' is required");
   }
-  absl::StatusOr<MdLineCosts> lines = MdLines(s.platform(), r.home_socket(), r.lock_word_transfers());
+  const double transfers = r.Real("lock_word_transfers");
+  absl::StatusOr<MdLineCosts> lines = MdLines(s["platform"], static_cast<int>(r.Int("home_socket")), transfers);
   if (!lines.ok()) return lines.status();
   models::Raid10Params params;
-  params.unplug_wake_up_barrier = r.unplug_wake_up_barrier();
-  return std::make_unique<Raid10Stack>(m, c, b, params, lines->lines, lines->wait_lock, r.lock_word_transfers());
+  params.unplug_wake_up_barrier = r.Bool("unplug_wake_up_barrier");
+  return std::make_unique<Raid10Stack>(m, c, b, params, lines->lines, lines->wait_lock, transfers);
 }
 
 }  // namespace

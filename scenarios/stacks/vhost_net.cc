@@ -195,95 +195,102 @@ std::vector<std::string> VhostNetMetricNames() {
           "vcpu_thread_cpu_pct"};
 }
 
-absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Scenario& s) {
-  if (!s.stack().has_vhost_net()) {
+absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Params& s) {
+  if (!static_cast<const Scenario&>(s.message()).stack().has_vhost_net()) {
     return absl::InvalidArgumentError("field 'stack.vhost_net': an iperf workload runs on a vhost_net stack");
   }
-  const Stack::VhostNet& v = s.stack().vhost_net();
-  const Workload::Iperf& w = s.workload().iperf();
+  const Params v = s["stack"]["vhost_net"];
+  const Params w = s["workload"]["iperf"];
   Built b;
-  sim::Time path_rtt;
   models::Param<sim::Time> path{};
   const std::string k = "stack.vhost_net.";
-  const RequiredCost fields[] = {
-      {&v.propagation(), v.has_propagation(), k + "propagation", &b.link.propagation},
-      {&v.server_turnaround(), v.has_server_turnaround(), k + "server_turnaround", &b.link.turnaround},
-      {&v.nic_itr(), v.has_nic_itr(), k + "nic_itr", &b.nic.itr},
-      {&v.nic_irq_entry(), v.has_nic_irq_entry(), k + "nic_irq_entry", &b.nic.irq_entry},
-      {&v.nic_rx_per_packet(), v.has_nic_rx_per_packet(), k + "nic_rx_per_packet", &b.nic.rx_per_packet},
-      {&v.work_list_op(), v.has_work_list_op(), k + "work_list_op", &b.vhost.work_list_op},
-      {&v.get_vq_desc(), v.has_get_vq_desc(), k + "get_vq_desc", &b.net.get_vq_desc},
-      {&v.tx_per_frame(), v.has_tx_per_frame(), k + "tx_per_frame", &b.net.tx_per_frame},
-      {&v.tx_copy_per_kib(), v.has_tx_copy_per_kib(), k + "tx_copy_per_kib", &b.net.tx_copy_per_kib},
-      {&v.rx_per_packet(), v.has_rx_per_packet(), k + "rx_per_packet", &b.net.rx_per_packet},
-      {&v.rx_copy_per_kib(), v.has_rx_copy_per_kib(), k + "rx_copy_per_kib", &b.net.rx_copy_per_kib},
-      {&v.guest_copy_per_kib(), v.has_guest_copy_per_kib(), k + "guest_copy_per_kib", &b.guest.copy_per_kib},
-      {&v.add_used(), v.has_add_used(), k + "add_used", &b.net.add_used},
-      {&v.enable_notify(), v.has_enable_notify(), k + "enable_notify", &b.net.enable_notify},
-      {&v.irq_inject(), v.has_irq_inject(), k + "irq_inject", &b.net.irq_inject},
-      {&v.guest_tx_per_frame(), v.has_guest_tx_per_frame(), k + "guest_tx_per_frame", &b.guest.tx_per_frame},
-      {&v.guest_rx_per_packet(), v.has_guest_rx_per_packet(), k + "guest_rx_per_packet", &b.guest.rx_per_packet},
-      {&v.guest_add_buf(), v.has_guest_add_buf(), k + "guest_add_buf", &b.guest.add_buf},
-      {&v.pio_exit(), v.has_pio_exit(), k + "pio_exit", &b.guest.pio_exit},
-      {&v.irq_exit_inject(), v.has_irq_exit_inject(), k + "irq_exit_inject", &b.guest.irq_exit_inject},
-      {&v.irq_entry_inject(), v.has_irq_entry_inject(), k + "irq_entry_inject", &b.guest.irq_inject},
-      {&v.guest_irq_handler(), v.has_guest_irq_handler(), k + "guest_irq_handler", &b.guest.irq_handler},
-      {&v.hlt_exit(), v.has_hlt_exit(), k + "hlt_exit", &b.guest.hlt_exit},
-      {&w.path_rtt(), w.has_path_rtt(), "workload.iperf.path_rtt", &path},
+  const CostSlot fields[] = {
+      {"propagation", &b.link.propagation},
+      {"server_turnaround", &b.link.turnaround},
+      {"nic_itr", &b.nic.itr},
+      {"nic_irq_entry", &b.nic.irq_entry},
+      {"nic_rx_per_packet", &b.nic.rx_per_packet},
+      {"work_list_op", &b.vhost.work_list_op},
+      {"get_vq_desc", &b.net.get_vq_desc},
+      {"tx_per_frame", &b.net.tx_per_frame},
+      {"tx_copy_per_kib", &b.net.tx_copy_per_kib},
+      {"rx_per_packet", &b.net.rx_per_packet},
+      {"rx_copy_per_kib", &b.net.rx_copy_per_kib},
+      {"guest_copy_per_kib", &b.guest.copy_per_kib},
+      {"add_used", &b.net.add_used},
+      {"enable_notify", &b.net.enable_notify},
+      {"irq_inject", &b.net.irq_inject},
+      {"guest_tx_per_frame", &b.guest.tx_per_frame},
+      {"guest_rx_per_packet", &b.guest.rx_per_packet},
+      {"guest_add_buf", &b.guest.add_buf},
+      {"pio_exit", &b.guest.pio_exit},
+      {"irq_exit_inject", &b.guest.irq_exit_inject},
+      {"irq_entry_inject", &b.guest.irq_inject},
+      {"guest_irq_handler", &b.guest.irq_handler},
+      {"hlt_exit", &b.guest.hlt_exit},
   };
-  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
+  if (absl::Status st = RequiredCosts(v, fields); !st.ok()) return st;
+  const CostSlot rtt[] = {{"path_rtt", &path}};
+  if (absl::Status st = RequiredCosts(w, rtt); !st.ok()) return st;
   models::Param<sim::Time> signal{};
-  const RequiredCost more[] = {{&v.eventfd_signal(), v.has_eventfd_signal(), k + "eventfd_signal", &signal}};
-  if (absl::Status st = ReadRequiredCosts(more); !st.ok()) return st;
+  const CostSlot more[] = {{"eventfd_signal", &signal}};
+  if (absl::Status st = RequiredCosts(v, more); !st.ok()) return st;
   b.eventfd_signal = signal.value;
-  path_rtt = path.value;
-  if (!v.has_link_rate_bps()) return absl::InvalidArgumentError(absl::StrCat("field '", k, "link_rate_bps' is required"));
-  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+  const sim::Time path_rtt = path.value;
+  if (!v.Has("link_rate_bps")) return absl::InvalidArgumentError(absl::StrCat("field '", k, "link_rate_bps' is required"));
+  const int64_t ring_size = v.Int("ring_size");
+  if ((ring_size & (ring_size - 1)) != 0) {
     return absl::InvalidArgumentError(absl::StrCat("field '", k, "ring_size': not a power of two"));
   }
-  if (v.nic_rx_queues() > v.host_cpus()) {
+  const int host_cpus = static_cast<int>(v.Int("host_cpus"));
+  const int nic_rx_queues = static_cast<int>(v.Int("nic_rx_queues"));
+  if (nic_rx_queues > host_cpus) {
     return absl::InvalidArgumentError(
-        absl::StrCat("field '", k, "nic_rx_queues': ", v.nic_rx_queues(), " queues need as many host CPUs (",
-                     v.host_cpus(), ", stack.vhost_net.host_cpus)"));
+        absl::StrCat("field '", k, "nic_rx_queues': ", nic_rx_queues, " queues need as many host CPUs (", host_cpus,
+                     ", stack.vhost_net.host_cpus)"));
   }
-  if (v.mtu() <= v.tcpip_header()) {
-    return absl::InvalidArgumentError(absl::StrCat("field '", k, "mtu': ", v.mtu(), " leaves no room for the ",
-                                                   v.tcpip_header(), " bytes of TCP/IP headers"));
+  const int mtu = static_cast<int>(v.Int("mtu"));
+  const int tcpip_header = static_cast<int>(v.Int("tcpip_header"));
+  if (mtu <= tcpip_header) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", k, "mtu': ", mtu, " leaves no room for the ",
+                                                   tcpip_header, " bytes of TCP/IP headers"));
   }
-  b.link.rate_bps = {v.link_rate_bps(), {KindOf(v.link_rate_source()), "set by the scenario"}};
-  b.link.mtu.value = v.mtu();
-  b.link.tcpip_header.value = v.tcpip_header();
-  b.link.framing.value = v.framing();
-  b.link.ack_bytes.value = v.ack_wire_bytes();
-  b.params.wake_outside_lock = v.wake_outside_lock();
-  if (v.worker_cpu() >= v.host_cpus()) {
-    return absl::InvalidArgumentError(absl::StrCat("field '", k, "worker_cpu': CPU ", v.worker_cpu(),
-                                                   " is not one of the ", v.host_cpus(),
+  const Stack::VhostNet& typed = static_cast<const Scenario&>(s.message()).stack().vhost_net();
+  b.link.rate_bps = {v.Real("link_rate_bps"), {KindOf(typed.link_rate_source()), "set by the scenario"}};
+  b.link.mtu.value = mtu;
+  b.link.tcpip_header.value = tcpip_header;
+  b.link.framing.value = static_cast<int>(v.Int("framing"));
+  b.link.ack_bytes.value = static_cast<int>(v.Int("ack_wire_bytes"));
+  b.params.wake_outside_lock = v.Bool("wake_outside_lock");
+  const int worker_cpu = static_cast<int>(v.Int("worker_cpu"));
+  if (worker_cpu >= host_cpus) {
+    return absl::InvalidArgumentError(absl::StrCat("field '", k, "worker_cpu': CPU ", worker_cpu,
+                                                   " is not one of the ", host_cpus,
                                                    " host CPUs (stack.vhost_net.host_cpus)"));
   }
-  b.params.worker_cpu = v.worker_cpu();
-  b.params.ttwu_pi_lock = v.ttwu_pi_lock();
-  b.ring = v.ring_size();
-  b.event_idx = v.event_idx();
-  b.nic_rx_queues = v.nic_rx_queues();
-  b.guest_receives = w.guest_receives();
-  absl::StatusOr<sim::Time> handoff = LockHandoff(s.platform());
+  b.params.worker_cpu = worker_cpu;
+  b.params.ttwu_pi_lock = v.Bool("ttwu_pi_lock");
+  b.ring = static_cast<int>(ring_size);
+  b.event_idx = v.Bool("event_idx");
+  b.nic_rx_queues = nic_rx_queues;
+  b.guest_receives = w.Bool("guest_receives");
+  absl::StatusOr<sim::Time> handoff = LockHandoff(s["platform"]);
   if (!handoff.ok()) return handoff.status();
   b.handoff = models::LockHandoffCosts::Uniform(*handoff);
   // The last holder is this CPU: the word is in its own cache and does not move.
   b.handoff.same_cpu = {sim::Time::Zero(), {models::SourceKind::kDefined, "no transfer: the line is in this CPU's cache"}};
 
-  b.tcp.streams.value = w.streams();
+  b.tcp.streams.value = static_cast<int>(w.Int("streams"));
   b.tcp.mss.value = b.link.mss();
-  b.tcp.gso_max.value = w.gso_max();
-  b.tcp.tso_win_divisor.value = w.tso_win_divisor();
-  b.tcp.receive_window.value = w.receive_window();
+  b.tcp.gso_max.value = static_cast<int>(w.Int("gso_max"));
+  b.tcp.tso_win_divisor.value = static_cast<int>(w.Int("tso_win_divisor"));
+  b.tcp.receive_window.value = w.Int("receive_window");
   // The bytes the path holds when its queues are full: goodput x RTT.
   b.tcp.path_bytes.value = static_cast<int64_t>(models::Link::MaxGoodputBps(b.link) / 8 * path_rtt.ToSeconds());
 
-  absl::StatusOr<models::HostCosts> host = HostCostsOf(s.platform());
+  absl::StatusOr<models::HostCosts> host = HostCostsOf(s["platform"], kHostSched);
   if (!host.ok()) return host.status();
-  absl::StatusOr<std::unique_ptr<Machine>> m = Machine::Make(sim, s.platform(), v.host_cpus(), "host", host->sched());
+  absl::StatusOr<std::unique_ptr<Machine>> m = Machine::Make(sim, s["platform"], host_cpus, "host", host->sched());
   if (!m.ok()) return m.status();
   return std::unique_ptr<VhostNetRig>(new Rig(sim, std::move(*m), b));
 }

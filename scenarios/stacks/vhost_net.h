@@ -35,7 +35,7 @@ std::vector<std::string> VhostNetMetricNames();
 
 // REQUIRES: `s` is resolved and validated, with an iperf workload.
 // InvalidArgument naming the field for a missing or bad one.
-absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Scenario& s);
+absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Params& s);
 
 }  // namespace viosim::stacks
 

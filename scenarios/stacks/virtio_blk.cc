@@ -19,14 +19,15 @@ class VirtioBlkStack final : public BuiltStack {
  public:
   VirtioBlkStack(Machine& m, const models::KvmCosts& kc, const models::QemuCosts& qc,
                  const models::VirtioBlkGuestCosts& gc, const models::VirtioBlkParams& params,
-                 const Stack::VirtioBlk& v, const models::HostCosts& host, uint64_t seed)
+                 const models::VirtqueueFeatures& features, int ring_size, bool msix, const models::HostCosts& host,
+                 uint64_t seed)
       : machine_(&m),
-        vq_(v.ring_size(), Features(v)),
+        vq_(ring_size, features),
         host_sched_(m.sim()),
         host_cpus_(HostCpus(m, host, host_sched_)),
         kvm_(m.sim(), kc),
         dev_(m.sim(), vq_, host_sched_, Pointers(host_cpus_), qc, seed),
-        blk_(m.sim(), m.cpus(), vq_, (dev_.set_msix(v.msix()), dev_), kvm_, gc, params) {
+        blk_(m.sim(), m.cpus(), vq_, (dev_.set_msix(msix), dev_), kvm_, gc, params) {
     dev_.Start();
   }
 
@@ -95,13 +96,6 @@ class VirtioBlkStack final : public BuiltStack {
     return out;
   }
 
-  static models::VirtqueueFeatures Features(const Stack::VirtioBlk& v) {
-    models::VirtqueueFeatures f;
-    f.event_idx = v.event_idx();
-    f.indirect_desc = true;
-    return f;
-  }
-
   Machine* machine_;
   models::Virtqueue vq_;
   models::PinnedFifoScheduler host_sched_;
@@ -118,54 +112,52 @@ std::vector<std::string> Names() {
           "vcpu_idle_pct"};
 }
 
-absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& stack, Machine& m, const models::HostCosts& host) {
-  const Stack::VirtioBlk& v = stack.stack().virtio_blk();
-  const KvmCosts& k = stack.platform().kvm();
+absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
+  const Params v = s["stack"]["virtio_blk"];
+  const Params k = s["platform"]["kvm"];
   // Every cost must be given by the scenario (no profile exists for it).
   models::KvmCosts kc;
   models::QemuCosts qc;
   models::VirtioBlkGuestCosts gc;
-  const RequiredCost fields[] = {
-      {&k.mmio_exit_user(), k.has_mmio_exit_user(), "platform.kvm.mmio_exit_user", &kc.mmio_exit_user},
-      {&k.irq_inject(), k.has_irq_inject(), "platform.kvm.irq_inject", &kc.irq_inject},
-      {&k.irq_kick_exit(), k.has_irq_kick_exit(), "platform.kvm.irq_kick_exit", &kc.irq_kick_exit},
-      {&v.submit(), v.has_submit(), "stack.virtio_blk.submit", &gc.submit},
-      {&v.map_sg(), v.has_map_sg(), "stack.virtio_blk.map_sg", &gc.map_sg},
-      {&v.add_sgs(), v.has_add_sgs(), "stack.virtio_blk.add_sgs", &gc.add_sgs},
-      {&v.kick_prepare(), v.has_kick_prepare(), "stack.virtio_blk.kick_prepare", &gc.kick_prepare},
-      {&v.irq_entry(), v.has_irq_entry(), "stack.virtio_blk.irq_entry", &gc.irq_entry},
-      {&v.complete(), v.has_complete(), "stack.virtio_blk.complete", &gc.complete},
-      {&v.qemu_notify_dispatch(), v.has_qemu_notify_dispatch(), "stack.virtio_blk.qemu_notify_dispatch",
-       &qc.notify_dispatch},
-      {&v.qemu_pop_submit(), v.has_qemu_pop_submit(), "stack.virtio_blk.qemu_pop_submit", &qc.pop_submit},
-      {&v.qemu_main_wakeup(), v.has_qemu_main_wakeup(), "stack.virtio_blk.qemu_main_wakeup", &qc.main_wakeup},
-      {&v.qemu_complete(), v.has_qemu_complete(), "stack.virtio_blk.qemu_complete", &qc.complete},
-      {&v.qemu_mmio_register(), v.has_qemu_mmio_register(), "stack.virtio_blk.qemu_mmio_register",
-       &qc.mmio_register},
-      {&v.qemu_irq_line(), v.has_qemu_irq_line(), "stack.virtio_blk.qemu_irq_line", &qc.irq_line},
-      {&v.qemu_exit_userspace(), v.has_qemu_exit_userspace(), "stack.virtio_blk.qemu_exit_userspace",
-       &qc.exit_userspace},
-      {&v.disk_latency(), v.has_disk_latency(), "stack.virtio_blk.disk_latency", &qc.disk_latency},
-      {&v.disk_latency_exp_mean(), v.has_disk_latency_exp_mean(), "stack.virtio_blk.disk_latency_exp_mean",
-       &qc.disk_latency_exp_mean},
+  const CostSlot kvm[] = {
+      {"mmio_exit_user", &kc.mmio_exit_user}, {"irq_inject", &kc.irq_inject}, {"irq_kick_exit", &kc.irq_kick_exit}};
+  const CostSlot stack[] = {
+      {"submit", &gc.submit},
+      {"map_sg", &gc.map_sg},
+      {"add_sgs", &gc.add_sgs},
+      {"kick_prepare", &gc.kick_prepare},
+      {"irq_entry", &gc.irq_entry},
+      {"complete", &gc.complete},
+      {"qemu_notify_dispatch", &qc.notify_dispatch},
+      {"qemu_pop_submit", &qc.pop_submit},
+      {"qemu_main_wakeup", &qc.main_wakeup},
+      {"qemu_complete", &qc.complete},
+      {"qemu_mmio_register", &qc.mmio_register},
+      {"qemu_irq_line", &qc.irq_line},
+      {"qemu_exit_userspace", &qc.exit_userspace},
+      {"disk_latency", &qc.disk_latency},
+      {"disk_latency_exp_mean", &qc.disk_latency_exp_mean},
   };
-  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
-  kc.ioeventfd = k.ioeventfd();
-  if (kc.ioeventfd) {
-    if (!k.has_mmio_exit_kernel()) {
+  if (absl::Status st = RequiredCosts(k, kvm); !st.ok()) return st;
+  if (absl::Status st = RequiredCosts(v, stack); !st.ok()) return st;
+  kc.ioeventfd = k.Bool("ioeventfd");
+  if (kc.ioeventfd) {  // the in-kernel exit is read only then
+    if (!k.HasCost("mmio_exit_kernel")) {
       return absl::InvalidArgumentError("field 'platform.kvm.mmio_exit_kernel' is required with ioeventfd");
     }
-    absl::StatusOr<sim::Time> t = TimeOf(k.mmio_exit_kernel().value());
+    absl::StatusOr<models::Param<sim::Time>> t = k.RequiredCost("mmio_exit_kernel");
     if (!t.ok()) return t.status();
-    kc.mmio_exit_kernel = {*t, {KindOf(k.mmio_exit_kernel().source()), "set by the scenario"}};
+    kc.mmio_exit_kernel = *t;
   }
-  absl::StatusOr<sim::Time> handoff = LockHandoff(stack.platform());
+  absl::StatusOr<sim::Time> handoff = LockHandoff(s["platform"]);
   if (!handoff.ok()) return handoff.status();
   gc.lock_handoff.value = *handoff;
-  if (v.irq_cpu() >= m.ncpus()) {
+  const int irq_cpu = static_cast<int>(v.Int("irq_cpu"));
+  if (irq_cpu >= m.ncpus()) {
     return absl::InvalidArgumentError("field 'stack.virtio_blk.irq_cpu': no such vCPU (platform.cpus)");
   }
-  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+  const int ring_size = static_cast<int>(v.Int("ring_size"));
+  if ((ring_size & (ring_size - 1)) != 0) {
     return absl::InvalidArgumentError("field 'stack.virtio_blk.ring_size': not a power of two");
   }
 
@@ -173,10 +165,14 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& stack, Machine
     return absl::InvalidArgumentError("field 'stack.virtio_blk.disk_latency_exp_mean.value': exceeds disk_latency");
   }
   models::VirtioBlkParams params;
-  params.kick_outside_lock = v.kick_outside_lock();
-  params.queue_depth = v.queue_depth();
-  params.irq_cpu = v.irq_cpu();
-  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, v, host, stack.run().seed());
+  params.kick_outside_lock = v.Bool("kick_outside_lock");
+  params.queue_depth = static_cast<int>(v.Int("queue_depth"));
+  params.irq_cpu = irq_cpu;
+  models::VirtqueueFeatures features;
+  features.event_idx = v.Bool("event_idx");
+  features.indirect_desc = true;
+  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, features, ring_size, v.Bool("msix"), host,
+                                          static_cast<uint64_t>(s["run"].Int("seed")));
 }
 
 }  // namespace

@@ -89,57 +89,55 @@ class VirtioBlkMqStack final : public BuiltStack {
   models::VirtioBlkMq blk_;
 };
 
-absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Scenario& stack, Machine& m, const models::HostCosts& host) {
+absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   (void)host;
-  const Stack::VirtioBlkMq& v = stack.stack().virtio_blk_mq();
-  const KvmCosts& k = stack.platform().kvm();
+  const Params v = s["stack"]["virtio_blk_mq"];
+  const Params k = s["platform"]["kvm"];
   models::KvmCosts kc;
   models::VirtioBlkMqCosts c;
-  const RequiredCost fields[] = {
-      {&k.mmio_exit_kernel(), k.has_mmio_exit_kernel(), "platform.kvm.mmio_exit_kernel", &kc.mmio_exit_kernel},
-      {&k.irq_inject(), k.has_irq_inject(), "platform.kvm.irq_inject", &kc.irq_inject},
-      {&k.irq_kick_exit(), k.has_irq_kick_exit(), "platform.kvm.irq_kick_exit", &kc.irq_kick_exit},
-      {&v.submit(), v.has_submit(), "stack.virtio_blk_mq.submit", &c.submit},
-      {&v.per_page(), v.has_per_page(), "stack.virtio_blk_mq.per_page", &c.per_page},
-      {&v.add_sgs(), v.has_add_sgs(), "stack.virtio_blk_mq.add_sgs", &c.add_sgs},
-      {&v.kick_prepare(), v.has_kick_prepare(), "stack.virtio_blk_mq.kick_prepare", &c.kick_prepare},
-      {&v.irq_entry(), v.has_irq_entry(), "stack.virtio_blk_mq.irq_entry", &c.irq_entry},
-      {&v.complete(), v.has_complete(), "stack.virtio_blk_mq.complete", &c.complete},
-      {&v.poll_detect(), v.has_poll_detect(), "stack.virtio_blk_mq.poll_detect", &c.poll_detect},
-      {&v.iothread_wakeup(), v.has_iothread_wakeup(), "stack.virtio_blk_mq.iothread_wakeup", &c.iothread_wakeup},
-      {&v.iothread_submit(), v.has_iothread_submit(), "stack.virtio_blk_mq.iothread_submit", &c.iothread_submit},
-      {&v.iothread_complete(), v.has_iothread_complete(), "stack.virtio_blk_mq.iothread_complete",
-       &c.iothread_complete},
-      {&v.host_irq(), v.has_host_irq(), "stack.virtio_blk_mq.host_irq", &c.host_irq},
-      {&v.poll_window(), v.has_poll_window(), "stack.virtio_blk_mq.poll_window", &c.poll_window},
-      {&v.read_latency(), v.has_read_latency(), "stack.virtio_blk_mq.read_latency", &c.read_latency},
-      {&v.write_latency(), v.has_write_latency(), "stack.virtio_blk_mq.write_latency", &c.write_latency},
+  const CostSlot kvm[] = {{"mmio_exit_kernel", &kc.mmio_exit_kernel},
+                          {"irq_inject", &kc.irq_inject},
+                          {"irq_kick_exit", &kc.irq_kick_exit}};
+  const CostSlot stack[] = {
+      {"submit", &c.submit},
+      {"per_page", &c.per_page},
+      {"add_sgs", &c.add_sgs},
+      {"kick_prepare", &c.kick_prepare},
+      {"irq_entry", &c.irq_entry},
+      {"complete", &c.complete},
+      {"poll_detect", &c.poll_detect},
+      {"iothread_wakeup", &c.iothread_wakeup},
+      {"iothread_submit", &c.iothread_submit},
+      {"iothread_complete", &c.iothread_complete},
+      {"host_irq", &c.host_irq},
+      {"poll_window", &c.poll_window},
+      {"read_latency", &c.read_latency},
+      {"write_latency", &c.write_latency},
   };
-  if (absl::Status st = ReadRequiredCosts(fields); !st.ok()) return st;
-  if (!v.has_read_bandwidth() || !v.has_write_bandwidth()) {
+  if (absl::Status st = RequiredCosts(k, kvm); !st.ok()) return st;
+  if (absl::Status st = RequiredCosts(v, stack); !st.ok()) return st;
+  if (!v.Has("read_bandwidth") || !v.Has("write_bandwidth")) {
     return absl::InvalidArgumentError("fields 'stack.virtio_blk_mq.read_bandwidth' and 'write_bandwidth' are required");
   }
-  c.read_bandwidth.value = v.read_bandwidth();
-  c.write_bandwidth.value = v.write_bandwidth();
-  if (absl::Status st = Override(v.latency_exp_mean(), v.has_latency_exp_mean(),
-                                 "stack.virtio_blk_mq.latency_exp_mean.value", &c.latency_exp_mean);
-      !st.ok()) {
-    return st;
-  }
+  c.read_bandwidth.value = v.Real("read_bandwidth");
+  c.write_bandwidth.value = v.Real("write_bandwidth");
+  if (absl::Status st = v.OptionalCost("latency_exp_mean", &c.latency_exp_mean); !st.ok()) return st;
   if (absl::Status st = CheckLatencySpread(c.latency_exp_mean.value, c.read_latency.value, c.write_latency.value,
                                            "stack.virtio_blk_mq");
       !st.ok()) {
     return st;
   }
   kc.ioeventfd = true;
-  absl::StatusOr<sim::Time> handoff = LockHandoff(stack.platform());
+  absl::StatusOr<sim::Time> handoff = LockHandoff(s["platform"]);
   if (!handoff.ok()) return handoff.status();
   c.lock_handoff.value = *handoff;
-  if ((v.ring_size() & (v.ring_size() - 1)) != 0) {
+  const int ring_size = static_cast<int>(v.Int("ring_size"));
+  if ((ring_size & (ring_size - 1)) != 0) {
     return absl::InvalidArgumentError("field 'stack.virtio_blk_mq.ring_size': not a power of two");
   }
 
-  return std::make_unique<VirtioBlkMqStack>(m, kc, c, v.ring_size(), v.event_idx(), stack.run().seed());
+  return std::make_unique<VirtioBlkMqStack>(m, kc, c, ring_size, v.Bool("event_idx"),
+                                            static_cast<uint64_t>(s["run"].Int("seed")));
 }
 
 }  // namespace

@@ -106,6 +106,8 @@ TEST(DocsTest, ErrorExamplesAreWhatViosimPrints) {
       {dir, "run lock.textproto"},
       {".", "run scenarios/lockbench.textproto --set run.durashun=1s"},
       {".", "run scenarios/virtio_blk_kick_lock.textproto --variant after --set stack.virtio_blk.queue_depth=256"},
+      {".", "run scenarios/virtio_blk_poll.textproto --variant randread-4k-hipri0 --set "
+            "platform.kvm.mmio_exit_user.value=1ms"},
   };
   const std::string doc = fio_test::ReadFile("docs/cli.md");
   std::vector<std::string> shown;
