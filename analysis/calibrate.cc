@@ -325,7 +325,9 @@ absl::StatusOr<CalibrationPlan> PlanCalibration(const viosim::ScenarioFile& file
   o.snap = plan.codec.snap;
   c.scale = o.log_scale ? "log" : "linear";
   // A field the cell's variant does not read cannot move the cell.
-  if (absl::Status s = CheckNamedPathsRead(file, {spec.variant}, request.overrides, {{flag, spec.field}}); !s.ok()) {
+  std::vector<std::string> at_lo = request.overrides;
+  at_lo.push_back(absl::StrCat(spec.field, "=", spec.lo));
+  if (absl::Status s = CheckNamedPathsRead(file, {spec.variant}, at_lo, {{flag, spec.field}}); !s.ok()) {
     return s;
   }
   return plan;

@@ -147,6 +147,23 @@ absl::Status CheckReads(const viosim::ScenarioFile& file, const std::vector<std:
 }
 }  // namespace
 
+absl::Status CheckSetsIn(const viosim::ReadSet& reads, const std::vector<std::string>& overrides,
+                         const std::string& what) {
+  const std::vector<std::string> read(reads.paths().begin(), reads.paths().end());
+  std::vector<std::string> errors;
+  for (const std::string& a : overrides) {
+    if (viosim::IsFileLevelOverride(a)) continue;
+    const std::string path = viosim::AssignmentPath(a);
+    if (reads.Contains(path)) continue;
+    const std::vector<std::string> near = ClosestPaths(path, read);
+    errors.push_back(absl::StrCat("--set '", a, "': field '", path, "' is not read by ", what,
+                                  ", so setting it would change nothing",
+                                  near.empty() ? "" : absl::StrCat("; did you mean ", absl::StrJoin(near, ", or "), "?")));
+  }
+  if (errors.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+}
+
 absl::StatusOr<OverridePlan> PlanOverrides(const std::vector<const viosim::ScenarioFile*>& files,
                                            const std::vector<std::string>& overrides) {
   OverridePlan plan;

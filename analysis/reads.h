@@ -49,6 +49,11 @@ absl::Status CheckPathsRead(const viosim::ScenarioFile& file, const std::vector<
 absl::Status CheckNamedPathsRead(const viosim::ScenarioFile& file, const std::vector<std::string>& variants,
                                  const std::vector<std::string>& overrides, const std::vector<NamedPath>& paths);
 
+// Refuses each run-level assignment of `overrides` whose path `reads`
+// lacks, saying it is not read by `what` ("the stack of FILE for JOB").
+absl::Status CheckSetsIn(const viosim::ReadSet& reads, const std::vector<std::string>& overrides,
+                         const std::string& what);
+
 // One scenario's share of a command line's --set assignments over several
 // scenarios: those it reads (in order, file-level ones kept), and the
 // run-level paths it does not read.

@@ -176,7 +176,10 @@ absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const Swee
     }
   }
   // A field no swept variant reads would give the same row at every value.
-  if (absl::Status s = CheckNamedPathsRead(file, sweep.variants, request.overrides, {{"--over", spec.field}}); !s.ok()) return s;
+  // (Read as it is set: an fio option is read once the job file has it.)
+  std::vector<std::string> first = request.overrides;
+  first.push_back(absl::StrCat(spec.field, "=", spec.values.front()));
+  if (absl::Status s = CheckNamedPathsRead(file, sweep.variants, first, {{"--over", spec.field}}); !s.ok()) return s;
   return out;
 }
 

@@ -728,6 +728,13 @@ int main(int argc, char** argv) {
     if (absl::Status s = viosim::CheckJobsOnStack(*file, overrides, *stack, *jobs, opts.target_ci_pct); !s.ok()) {
       return Fail(s);
     }
+    absl::StatusOr<viosim::ReadSet> reads = viosim::FioReads(*stack, *jobs, opts);
+    if (!reads.ok()) return Fail(reads.status());
+    if (absl::Status s = analysis::CheckSetsIn(*reads, fio_sets, absl::StrCat("the stack of ", file->path, " running ",
+                                                                           job_name));
+        !s.ok()) {
+      return Fail(s);
+    }
     for (const std::string& note : jobs->notes) std::cerr << "viosim: " << job_name << ": " << note << "\n";
     absl::StatusOr<fio::FioReport> report = viosim::RunFio(*stack, *jobs, opts);
     if (!report.ok()) return Fail(report.status());

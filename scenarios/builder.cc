@@ -1,6 +1,7 @@
 #include "scenarios/builder.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -9,6 +10,7 @@
 #include "models/lockbench/lock_bench.h"
 #include "models/sync/spinlock.h"
 #include "scenarios/fio_parser.h"
+#include "scenarios/input_file.h"
 #include "models/fio/stats.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/stack.h"
@@ -38,7 +40,10 @@ absl::StatusOr<fio::JobFile> JobsOf(const Params& fio_params, const RunOptions& 
   const std::string& job = fio_params.Str("job_file");
   if (job.empty()) return absl::InvalidArgumentError("field 'workload.fio.job_file' is required");
   const std::string path = job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
-  absl::StatusOr<fio::JobFile> jobs = fio::ParseJobFile(path);
+  absl::StatusOr<std::string> text = ReadInputFile(path, "fio job file");
+  if (!text.ok()) return text.status();
+  absl::StatusOr<fio::JobFile> jobs = fio::ParseJobText(path, *text, std::filesystem::path(path).parent_path().string(),
+                                                        JobOptionOverrides(fio_params));
   if (!jobs.ok()) return jobs.status();
   if (const std::string& section = fio_params.Str("section"); !section.empty()) {
     std::vector<fio::JobOptions> keep;

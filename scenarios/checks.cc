@@ -724,7 +724,8 @@ absl::StatusOr<fio::JobFile> ScenarioJobs(const ScenarioFile& file, const Scenar
     c.Add(p, absl::StrCat(p.Field(field, w.job_file()), ": ", text.status().message()));
     return c.ToStatus();
   }
-  absl::StatusOr<fio::JobFile> jobs = fio::ParseJobText(path, *text, std::filesystem::path(path).parent_path().string());
+  absl::StatusOr<fio::JobFile> jobs = fio::ParseJobText(path, *text, std::filesystem::path(path).parent_path().string(),
+                                                        JobOptionOverrides(Params(s, nullptr)["workload"]["fio"]));
   if (!jobs.ok() || w.section().empty()) return jobs;
   std::vector<fio::JobOptions> keep;
   for (const fio::JobOptions& j : jobs->jobs) {

@@ -36,12 +36,14 @@ sim::Task TraceWindow(sim::Simulator& sim, sim::TraceWriter& trace, std::vector<
 
 // The run control of the scenario's fio workload: seed, steady-state
 // target (the option overrides the scenario's), time cap.
-absl::StatusOr<fio::WorkloadControl> ControlOf(const Scenario& stack, const FioRunOptions& options) {
+absl::StatusOr<fio::WorkloadControl> ControlOf(const Scenario& stack, const FioRunOptions& options,
+                                               ReadSet* reads = nullptr) {
+  const Params s(stack, reads);
   fio::WorkloadControl control;
-  control.seed = stack.run().seed();
-  const Workload::Fio& wf = stack.workload().fio();
-  control.target_rel_ci = (options.target_ci_pct ? *options.target_ci_pct : wf.target_ci_pct()) / 100;
-  absl::StatusOr<sim::Time> max_group = TimeOf(wf.max_group_time());
+  control.seed = static_cast<uint64_t>(s["run"].Int("seed"));
+  const Params wf = s["workload"]["fio"];
+  control.target_rel_ci = (options.target_ci_pct ? *options.target_ci_pct : wf.Real("target_ci_pct")) / 100;
+  absl::StatusOr<sim::Time> max_group = wf.Time("max_group_time");
   if (!max_group.ok()) return max_group.status();
   control.max_group_time = *max_group;
   // A cap shorter than min_batches batches would leave too few batch means
@@ -56,7 +58,19 @@ absl::StatusOr<fio::WorkloadControl> ControlOf(const Scenario& stack, const FioR
 
 }  // namespace
 
-absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const models::HostCosts& host) {
+std::vector<fio::OptionOverride> JobOptionOverrides(const Params& fio_workload) {
+  std::vector<fio::OptionOverride> out;
+  for (const Workload::Fio::JobOption& o : static_cast<const Workload::Fio&>(fio_workload.message()).option()) {
+    const std::string name = o.section().empty() ? o.key() : absl::StrCat("job.", o.section(), ".", o.key());
+    fio_workload.RecordRead(name);
+    out.push_back({o.section(), o.key(), o.value(),
+                   absl::StrCat("field '", fio_workload.PathOf(name), "' (", o.value(), ")")});
+  }
+  return out;
+}
+
+absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const models::HostCosts& host,
+                                               const fio::JobFile& jobs) {
   // fio's own CPU time. Estimates (no per-function measurement exists),
   // bracketed by totals: t/io_uring does >3M IOPS per core without fio's
   // per-I/O work while fio reaches 1-2M per core at depth > 1, so fio's own
@@ -70,8 +84,11 @@ absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const mod
   engine.aio_per_iocb = sim::Time::Nanos(150);
   engine.reap_per_event = sim::Time::Nanos(100);
   const Params fc = platform["fio"];
+  const bool async = std::any_of(jobs.jobs.begin(), jobs.jobs.end(),
+                                 [](const fio::JobOptions& j) { return !fio::IsSync(j.ioengine); });
   for (auto [name, out] : {std::pair{"per_io", &engine.fio_per_io}, std::pair{"per_iocb", &engine.aio_per_iocb},
                            std::pair{"per_event", &engine.reap_per_event}}) {
+    if (!async && out != &engine.fio_per_io) continue;
     absl::StatusOr<sim::Time> t = fc.CostOr(name, *out);
     if (!t.ok()) return t.status();
     *out = *t;
@@ -88,7 +105,7 @@ absl::StatusOr<FioRig> FioRig::Make(sim::Simulator& sim, const Scenario& stack, 
   absl::StatusOr<models::HostCosts> host =
       HostCostsOf(platform, kHostSyscall | kHostSched | ((*part)->host_block ? kHostBlock : 0u));
   if (!host.ok()) return host.status();
-  absl::StatusOr<fio::EngineCosts> engine = EngineCostsOf(platform, *host);
+  absl::StatusOr<fio::EngineCosts> engine = EngineCostsOf(platform, *host, jobs);
   if (!engine.ok()) return engine.status();
   const int ncpus = platform.Has("cpus") ? static_cast<int>(platform.Int("cpus")) : kDefaultFioCpus;
   for (const fio::JobOptions& j : jobs.jobs) {
@@ -102,7 +119,7 @@ absl::StatusOr<FioRig> FioRig::Make(sim::Simulator& sim, const Scenario& stack, 
   FioRig rig;
   rig.part = *part;
   absl::StatusOr<std::unique_ptr<Machine>> machine =
-      Machine::Make(sim, platform, ncpus, (*part)->vcpus ? "vcpu" : "cpu", host->sched());
+      Machine::Make(sim, platform, ncpus, (*part)->vcpus ? "vcpu" : "cpu", host->sched(), (*part)->cpu_places);
   if (!machine.ok()) return machine.status();
   rig.machine = std::move(*machine);
   absl::StatusOr<std::unique_ptr<BuiltStack>> built = (*part)->build(s, *rig.machine, *host);
@@ -214,6 +231,16 @@ absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile&
     report.confidence_informative = other->window_iops != report.window_iops;
   }
   return report;
+}
+
+absl::StatusOr<ReadSet> FioReads(const Scenario& stack, const fio::JobFile& jobs, const FioRunOptions& options) {
+  ReadSet reads;
+  absl::StatusOr<fio::WorkloadControl> control = ControlOf(stack, options, &reads);
+  if (!control.ok()) return control.status();
+  sim::Simulator sim;
+  absl::StatusOr<FioRig> rig = FioRig::Make(sim, stack, jobs, *control, &reads);
+  if (!rig.ok()) return rig.status();
+  return reads;
 }
 
 absl::Status StalledError(const sim::Simulator& sim) {

@@ -13,6 +13,7 @@
 #include "models/fio/job.h"
 #include "models/fio/stats.h"
 #include "models/fio/workload.h"
+#include "scenarios/fio_parser.h"
 #include "scenarios/stack.h"
 #include "models/cpu/cpu.h"
 #include "models/sync/spinlock.h"
@@ -78,8 +79,16 @@ StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, bool vcpu);
 // its registered part's (scenarios/stack.h).
 std::vector<std::string> StackMetricNames(const Scenario& stack);
 
+// The scenario's workload.fio.option entries as the job parser applies
+// them, each recorded as a read of the path --set names it by
+// (workload.fio.OPTION, workload.fio.job.SECTION.OPTION).
+std::vector<fio::OptionOverride> JobOptionOverrides(const Params& fio_workload);
+
 // fio's own CPU costs: estimates, overridden by platform.fio.
-absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const models::HostCosts& host);
+// per_iocb and per_event are read only when some job submits and reaps
+// asynchronously (libaio, io_uring).
+absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const models::HostCosts& host,
+                                               const fio::JobFile& jobs);
 
 // An fio job file on a scenario's stack: the machine (CPUs and scheduler),
 // the registered stack part built on it, and fio's processes. Used by both
@@ -107,6 +116,11 @@ struct FioRig {
 // naming a CPU the platform lacks), naming the field or option.
 absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile& jobs,
                                       const FioRunOptions& options);
+
+// The scenario paths RunFio reads for these jobs on this stack: its run
+// control (seed, workload.fio's target and time cap) and what the stack
+// and the workload read as they are built (scenarios/params.h).
+absl::StatusOr<ReadSet> FioReads(const Scenario& stack, const fio::JobFile& jobs, const FioRunOptions& options);
 
 // The error for a run that stopped making progress (sim::Simulator::stalled()):
 // where simulated time stood and the likely cause.

@@ -73,7 +73,8 @@ struct Place {
 class Errors {
  public:
   void Add(const Place& at, absl::string_view what) {
-    std::string text = absl::StrCat(at.file, ":", at.line, ": ", what);
+    // An override from a scenario (line 0) names its field, not a line.
+    std::string text = at.line > 0 ? absl::StrCat(at.file, ":", at.line, ": ", what) : absl::StrCat(at.file, ": ", what);
     if (!seen_.insert(text).second) return;
     entries_.push_back({at.seq, std::move(text)});
   }
@@ -1273,6 +1274,36 @@ absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages,
   reader.Read(path_for_messages, text, dir_for_includes, 0);
   JobParser parser(path_for_messages, &errors);
   return parser.Run(reader.sections());
+}
+
+absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages, const std::string& text,
+                                     const std::string& dir_for_includes,
+                                     const std::vector<OptionOverride>& overrides) {
+  Errors errors;
+  JobTextReader reader(&errors);
+  reader.Read(path_for_messages, text, dir_for_includes, 0);
+  std::vector<Section>& sections = reader.sections();
+  // After every line of the file, in the order given.
+  int seq = 1 << 30;
+  for (const OptionOverride& o : overrides) {
+    bool found = false;
+    for (Section& sec : sections) {
+      if (sec.global || (!o.section.empty() && sec.name != o.section)) continue;
+      found = true;
+      OptionLine line;
+      line.at = Place{o.origin, 0, seq++};
+      line.key = o.key;
+      line.value = o.value;
+      sec.options.push_back(std::move(line));
+    }
+    if (!found) {
+      errors.Add(Place{o.origin, 0, seq++},
+                 o.section.empty() ? absl::StrCat("the job file ", path_for_messages, " has no job section")
+                                   : absl::StrCat("no job section '", o.section, "' in ", path_for_messages));
+    }
+  }
+  JobParser parser(path_for_messages, &errors);
+  return parser.Run(sections);
 }
 
 absl::StatusOr<JobFile> ParseJobFile(const std::string& path) {

@@ -56,6 +56,24 @@ absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages,
                                      const std::string& text,
                                      const std::string& dir_for_includes);
 
+// An option set over a job file's (a scenario's workload.fio.option): for
+// every job section when `section` is empty, else for the section of that
+// name; appended after the section's own lines, so it wins as a later line
+// does, and checked by the same rules. Errors name `origin` in place of a
+// file and line.
+struct OptionOverride {
+  std::string section;
+  std::string key;
+  std::string value;
+  std::string origin;  // e.g. "field 'workload.fio.numjobs' (100)"
+};
+
+// ParseJobText with `overrides` applied; InvalidArgument naming the
+// override's origin when its section is not a job section of the file.
+absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages, const std::string& text,
+                                     const std::string& dir_for_includes,
+                                     const std::vector<OptionOverride>& overrides);
+
 // Parses fio's command-line form of jobs: job options as `--key=value`
 // (also `-key=value`, `--key value` for options that take a value, and bare
 // `--key` for flags). `--name=x` starts a new job (a global section if x

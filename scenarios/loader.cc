@@ -905,6 +905,30 @@ class ErrorLocator {
 // Protobuf's `message` for the error at `site`, with what the text's
 // structure says about it (the message is shown as protobuf wrote it and
 // never read: its wording may change between protobuf versions).
+// A field renamed when the placement switches became viosim.Placement:
+// the new spelling, or "" for any other name.
+std::string RenamedField(const Descriptor* d, absl::string_view name) {
+  struct Rename {
+    const Descriptor* message;
+    const char* old_name;
+    const char* now;
+  };
+  const Rename renames[] = {
+      {Stack::VirtioBlk::descriptor(), "kick_outside_lock",
+       "'kick_outside_lock' is now 'notify': AFTER_UNLOCK for true, UNDER_LOCK for false"},
+      {Stack::VhostNet::descriptor(), "wake_outside_lock",
+       "'wake_outside_lock' is now 'wake_up_process': AFTER_UNLOCK for true, UNDER_LOCK for false"},
+      {Stack::Raid10::descriptor(), "unplug_wake_up_barrier",
+       "'unplug_wake_up_barrier' is now 'unplug_wake_up': IF_SLEEPER for true, UNDER_LOCK for false"},
+      {Stack::Raid1::descriptor(), "wake_up_barrier",
+       "'wake_up_barrier' is now 'wake_up': IF_SLEEPER for true, UNDER_LOCK for false"},
+  };
+  for (const Rename& r : renames) {
+    if (r.message == d && name == r.old_name) return r.now;
+  }
+  return "";
+}
+
 std::string ExplainParseError(const ErrorSite& site, const std::string& message) {
   if (site.at_end) {
     std::string what = "unexpected end of file";
@@ -918,6 +942,12 @@ std::string ExplainParseError(const ErrorSite& site, const std::string& message)
   absl::string_view plain = absl::StripTrailingAsciiWhitespace(message);
   absl::ConsumeSuffix(&plain, ".");
   if (site.unknown_field) {
+    const size_t at = plain.find("no field named \"");
+    if (at != absl::string_view::npos) {
+      absl::string_view name = plain.substr(at + 16);
+      name = name.substr(0, name.find('"'));
+      if (std::string now = RenamedField(site.enclosing, name); !now.empty()) return absl::StrCat(plain, "; ", now);
+    }
     return absl::StrCat(plain, "; the fields of ", site.enclosing->full_name(), " are: ", FieldNames(site.enclosing));
   }
   if (site.at_value && site.fd != nullptr) {
@@ -1301,6 +1331,9 @@ absl::StatusOr<ScalarSite<M>> WalkToScalar(M* root, absl::string_view path) {
     const std::string here_indexed = JoinPath(walked, step.name, step.index);
     const FieldDescriptor* f = desc->FindFieldByName(step.name);
     if (f == nullptr) {
+      if (std::string now = RenamedField(desc, step.name); !now.empty()) {
+        return fail(here, absl::StrCat("no such field in ", desc->full_name(), "; ", now));
+      }
       return fail(here, absl::StrCat("no such field in ", desc->full_name(),
                                      "; its fields are: ", FieldNames(desc)));
     }
@@ -1369,6 +1402,54 @@ absl::Status ApplyAssignment(Message* root, absl::string_view assignment,
   const absl::string_view path = absl::StripAsciiWhitespace(assignment.substr(0, eq));
   const absl::string_view value = assignment.substr(eq + 1);
 
+  // fio's own options by name: workload.fio.OPTION (every job) and
+  // workload.fio.job.SECTION.OPTION (one job), kept as workload.fio.option
+  // entries that the job file's reader applies by its own rules.
+  if (root->GetDescriptor() == Scenario::descriptor() && absl::StartsWith(path, "workload.fio.")) {
+    const absl::string_view rest = path.substr(std::string_view("workload.fio.").size());
+    const absl::string_view first = rest.substr(0, std::min(rest.find('.'), rest.find('[')));
+    if (Workload::Fio::descriptor()->FindFieldByName(std::string(first)) == nullptr) {
+      // Into the scenario's fio workload only (not another workload kind).
+      const Message* view = root;
+      if (absl::StatusOr<ScalarSite<const Message>> fio = WalkToScalar(view, "workload.fio.job_file"); !fio.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", fio.status().message()));
+      }
+      std::string section;
+      absl::string_view key = rest;
+      if (absl::StartsWith(rest, "job.")) {
+        const absl::string_view sk = rest.substr(4);
+        const size_t dot = sk.rfind('.');
+        if (dot == absl::string_view::npos || dot == 0 || dot + 1 == sk.size()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              prefix, ": field '", path, "': one job's option is workload.fio.job.SECTION.OPTION, e.g. "
+              "workload.fio.job.randread.iodepth=8"));
+        }
+        section = std::string(sk.substr(0, dot));
+        key = sk.substr(dot + 1);
+      }
+      if (key.empty() || !std::all_of(key.begin(), key.end(), [](char c) {
+            return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+          })) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            prefix, ": field '", path, "': not a field of viosim.Workload.Fio (its fields are: ",
+            FieldNames(Workload::Fio::descriptor()), "), nor an fio option name (workload.fio.OPTION, ",
+            "workload.fio.job.SECTION.OPTION)"));
+      }
+      std::string v;
+      if (std::string what = UnquoteString(value, &v); !what.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(prefix, ": field '", path, "': ", what));
+      }
+      if (std::string what = Utf8Problem(v); !what.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(prefix, ": field '", path, "': ", what));
+      }
+      Workload::Fio::JobOption* o =
+          static_cast<Scenario*>(root)->mutable_workload()->mutable_fio()->add_option();
+      o->set_section(section);
+      o->set_key(std::string(key));
+      o->set_value(v);
+      return absl::OkStatus();
+    }
+  }
   // Find the field and check the value without changing anything, so that
   // a failure leaves `*root` as it was; then walk again, creating what the
   // path needs, and store the value.

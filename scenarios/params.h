@@ -68,6 +68,10 @@ class Params {
   // functions below.
   const google::protobuf::Message& message() const { return *msg_; }
 
+  // Records a read of `name` below this message that is not a schema field
+  // (a path the loader maps elsewhere: workload.fio.OPTION).
+  void RecordRead(absl::string_view name) const { Record(PathOf(name)); }
+
   // Whether the scalar field `name` is set (recorded as a read of it).
   bool Has(absl::string_view name) const;
   // The scalar field's value, or its default when unset (recorded).

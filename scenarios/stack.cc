@@ -13,17 +13,22 @@
 namespace viosim {
 
 absl::StatusOr<std::unique_ptr<Machine>> Machine::Make(sim::Simulator& sim, const Params& platform, int n,
-                                                       const std::string& prefix, const models::SchedCosts& costs) {
+                                                       const std::string& prefix, const models::SchedCosts& costs,
+                                                       bool placed) {
   std::unique_ptr<Machine> m(new Machine(sim));
-  absl::StatusOr<std::unique_ptr<models::Scheduler>> sched = models::MakeScheduler(platform.Str("scheduler"), sim);
+  const std::string& scheduler = platform.Str("scheduler");
+  absl::StatusOr<std::unique_ptr<models::Scheduler>> sched = models::MakeScheduler(scheduler, sim);
   if (!sched.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("field 'platform.scheduler': ", sched.status().message()));
   }
   m->sched_ = std::move(*sched);
-  const Params t = platform["topology"];
-  const int sockets = static_cast<int>(t.Int("sockets"));
-  const int llcs_per_socket = static_cast<int>(t.Int("llcs_per_socket"));
-  const int threads_per_core = static_cast<int>(t.Int("threads_per_core"));
+  int sockets = 1, llcs_per_socket = 1, threads_per_core = 1;
+  if (placed || scheduler == "fair") {
+    const Params t = platform["topology"];
+    sockets = static_cast<int>(t.Int("sockets"));
+    llcs_per_socket = static_cast<int>(t.Int("llcs_per_socket"));
+    threads_per_core = static_cast<int>(t.Int("threads_per_core"));
+  }
   const int llcs = sockets * llcs_per_socket;
   if (n % (llcs * threads_per_core) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -111,8 +116,11 @@ absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, int home_s
     return absl::InvalidArgumentError(absl::StrCat("field 'platform.cache_lines.preset': unknown table '", preset,
                                                    "' (tables: epyc_rome, cascade_lake, none)"));
   }
-  for (auto [name, param] : {std::pair{"same_core", &c.handoff.same_core}, std::pair{"same_llc", &c.handoff.same_llc},
-                             std::pair{"same_socket", &c.handoff.same_socket},
+  // Two CPUs share a core only with SMT: same_core is read only then.
+  if (platform["topology"].Int("threads_per_core") > 1) {
+    if (absl::Status st = l.OptionalCost("same_core", &c.handoff.same_core); !st.ok()) return st;
+  }
+  for (auto [name, param] : {std::pair{"same_llc", &c.handoff.same_llc}, std::pair{"same_socket", &c.handoff.same_socket},
                              std::pair{"other_socket", &c.handoff.other_socket}}) {
     if (absl::Status st = l.OptionalCost(name, param); !st.ok()) return st;
   }
@@ -183,6 +191,16 @@ absl::Status RequiredCosts(const Params& p, absl::Span<const CostSlot> slots) {
     *out = *c;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PatchedPlacement(const Params& p, absl::string_view field, std::pair<Placement, Placement> site) {
+  const auto value = static_cast<Placement>(p.Enum(field));
+  if (value == site.first) return false;
+  if (value == site.second) return true;
+  return absl::InvalidArgumentError(absl::StrCat("field '", p.PathOf(field), "': ", Placement_Name(value),
+                                                 " is not a placement of this call; it takes ",
+                                                 Placement_Name(site.first), " (the kernel before the patch) or ",
+                                                 Placement_Name(site.second), " (the patch)"));
 }
 
 absl::StatusOr<sim::Time> LockHandoff(const Params& platform) {

@@ -47,9 +47,13 @@ class Machine {
   // `n` CPUs named prefix0.., placed by platform.topology, on the
   // scheduler platform.scheduler names. InvalidArgument for an unknown
   // scheduler or a topology that does not divide the CPUs.
-  // `platform` reads the scenario's platform message.
+  // `platform` reads the scenario's platform message. platform.topology
+  // is read when the scheduler balances over it ("fair") or `placed` says
+  // the caller's costs depend on where CPUs sit; else every CPU is a core
+  // of one socket and one LLC.
   static absl::StatusOr<std::unique_ptr<Machine>> Make(sim::Simulator& sim, const Params& platform, int n,
-                                                       const std::string& prefix, const models::SchedCosts& costs);
+                                                       const std::string& prefix, const models::SchedCosts& costs,
+                                                       bool placed = false);
 
   sim::Simulator& sim() const { return *sim_; }
   models::Scheduler& sched() const { return *sched_; }
@@ -130,6 +134,9 @@ struct StackPart {
   absl::StatusOr<std::unique_ptr<BuiltStack>> (*build)(const Params& s, Machine& m, const models::HostCosts& host);
   // It charges the host's block and driver steps (HostCostUse::kHostBlock).
   bool host_block = false;
+  // Its costs depend on where CPUs sit (cache lines moved by distance), so
+  // the machine reads platform.topology whatever the scheduler.
+  bool cpu_places = false;
 };
 
 // Every registered part, in the order of the oneof's fields.
@@ -155,6 +162,10 @@ absl::StatusOr<models::HostCosts> HostCostsOf(const Params& platform, unsigned u
 // Param: InvalidArgument "field 'P' is required" at the first missing.
 using CostSlot = std::pair<const char*, models::Param<sim::Time>*>;
 absl::Status RequiredCosts(const Params& p, absl::Span<const CostSlot> slots);
+// A placement switch (viosim.Placement) of a site that takes the two values
+// `site` lists, {the kernel's before, the patch's}: whether it holds the
+// second. InvalidArgument naming the field for a value the site lacks.
+absl::StatusOr<bool> PatchedPlacement(const Params& p, absl::string_view field, std::pair<Placement, Placement> site);
 // A latency spread must leave both fixed parts non-negative.
 absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time write, const std::string& stack);
 // platform.cache_lines: the preset table with the scenario's per-distance

@@ -152,7 +152,6 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
       {"plug_cb_free", &c.plug_cb_free},
       {"end_request", &c.end_request},
       {"end_bio_io", &c.end_bio_io},
-      {"has_sleeper", &c.has_sleeper},
       {"wake_up_walk", &c.wake_up_walk},
       {"brd_submit_bio", &b.submit_bio},
       {"brd_lookup_page", &b.lookup_page},
@@ -167,7 +166,14 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   absl::StatusOr<MdLineCosts> lines = MdLines(s["platform"], home_socket, transfers);
   if (!lines.ok()) return lines.status();
   models::Raid1Params params;
-  params.wake_up_barrier = r.Bool("wake_up_barrier");
+  absl::StatusOr<bool> if_sleeper = PatchedPlacement(r, "wake_up", {UNDER_LOCK, IF_SLEEPER});
+  if (!if_sleeper.ok()) return if_sleeper.status();
+  params.wake_up_barrier = *if_sleeper;
+  if (*if_sleeper) {  // wq_has_sleeper() is called on the fix's fast paths only
+    absl::StatusOr<models::Param<sim::Time>> t = r.RequiredCost("has_sleeper");
+    if (!t.ok()) return t.status();
+    c.has_sleeper = *t;
+  }
   params.home_socket = home_socket;
   return std::make_unique<Raid1Stack>(m, c, b, params, lines->lines, lines->wait_lock, transfers);
 }
@@ -175,7 +181,8 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
 }  // namespace
 
 StackPart Raid1Part() {
-  return {"raid1", "md raid1 over two brd ramdisks (Linux 6.4), bare metal", false, &Names, &Build};
+  return {"raid1", "md raid1 over two brd ramdisks (Linux 6.4), bare metal", false, &Names, &Build,
+          /*host_block=*/false, /*cpu_places=*/true};
 }
 
 }  // namespace viosim::stacks

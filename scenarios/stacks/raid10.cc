@@ -179,14 +179,17 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   absl::StatusOr<MdLineCosts> lines = MdLines(s["platform"], static_cast<int>(r.Int("home_socket")), transfers);
   if (!lines.ok()) return lines.status();
   models::Raid10Params params;
-  params.unplug_wake_up_barrier = r.Bool("unplug_wake_up_barrier");
+  absl::StatusOr<bool> if_sleeper = PatchedPlacement(r, "unplug_wake_up", {UNDER_LOCK, IF_SLEEPER});
+  if (!if_sleeper.ok()) return if_sleeper.status();
+  params.unplug_wake_up_barrier = *if_sleeper;
   return std::make_unique<Raid10Stack>(m, c, b, params, lines->lines, lines->wait_lock, transfers);
 }
 
 }  // namespace
 
 StackPart Raid10Part() {
-  return {"raid10", "md raid10 near-2 over two brd ramdisks (Linux 6.4), bare metal", false, &Names, &Build};
+  return {"raid10", "md raid10 near-2 over two brd ramdisks (Linux 6.4), bare metal", false, &Names, &Build,
+          /*host_block=*/false, /*cpu_places=*/true};
 }
 
 }  // namespace viosim::stacks

@@ -215,8 +215,6 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
       {"tx_per_frame", &b.net.tx_per_frame},
       {"tx_copy_per_kib", &b.net.tx_copy_per_kib},
       {"rx_per_packet", &b.net.rx_per_packet},
-      {"rx_copy_per_kib", &b.net.rx_copy_per_kib},
-      {"guest_copy_per_kib", &b.guest.copy_per_kib},
       {"add_used", &b.net.add_used},
       {"enable_notify", &b.net.enable_notify},
       {"irq_inject", &b.net.irq_inject},
@@ -230,6 +228,14 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
       {"hlt_exit", &b.guest.hlt_exit},
   };
   if (absl::Status st = RequiredCosts(v, fields); !st.ok()) return st;
+  // The copies into the guest's buffers and out of them happen only when
+  // the guest receives.
+  b.guest_receives = w.Bool("guest_receives");
+  if (b.guest_receives) {
+    const CostSlot receive[] = {{"rx_copy_per_kib", &b.net.rx_copy_per_kib},
+                                {"guest_copy_per_kib", &b.guest.copy_per_kib}};
+    if (absl::Status st = RequiredCosts(v, receive); !st.ok()) return st;
+  }
   const CostSlot rtt[] = {{"path_rtt", &path}};
   if (absl::Status st = RequiredCosts(w, rtt); !st.ok()) return st;
   models::Param<sim::Time> signal{};
@@ -261,7 +267,9 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
   b.link.tcpip_header.value = tcpip_header;
   b.link.framing.value = static_cast<int>(v.Int("framing"));
   b.link.ack_bytes.value = static_cast<int>(v.Int("ack_wire_bytes"));
-  b.params.wake_outside_lock = v.Bool("wake_outside_lock");
+  absl::StatusOr<bool> after = PatchedPlacement(v, "wake_up_process", {UNDER_LOCK, AFTER_UNLOCK});
+  if (!after.ok()) return after.status();
+  b.params.wake_outside_lock = *after;
   const int worker_cpu = static_cast<int>(v.Int("worker_cpu"));
   if (worker_cpu >= host_cpus) {
     return absl::InvalidArgumentError(absl::StrCat("field '", k, "worker_cpu': CPU ", worker_cpu,
@@ -273,7 +281,6 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
   b.ring = static_cast<int>(ring_size);
   b.event_idx = v.Bool("event_idx");
   b.nic_rx_queues = nic_rx_queues;
-  b.guest_receives = w.Bool("guest_receives");
   absl::StatusOr<sim::Time> handoff = LockHandoff(s["platform"]);
   if (!handoff.ok()) return handoff.status();
   b.handoff = models::LockHandoffCosts::Uniform(*handoff);

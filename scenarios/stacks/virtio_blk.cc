@@ -165,7 +165,9 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
     return absl::InvalidArgumentError("field 'stack.virtio_blk.disk_latency_exp_mean.value': exceeds disk_latency");
   }
   models::VirtioBlkParams params;
-  params.kick_outside_lock = v.Bool("kick_outside_lock");
+  absl::StatusOr<bool> after = PatchedPlacement(v, "notify", {UNDER_LOCK, AFTER_UNLOCK});
+  if (!after.ok()) return after.status();
+  params.kick_outside_lock = *after;
   params.queue_depth = static_cast<int>(v.Int("queue_depth"));
   params.irq_cpu = irq_cpu;
   models::VirtqueueFeatures features;
