@@ -1,5 +1,7 @@
 #include "analysis/shard.h"
 
+#include "analysis/reads.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -490,6 +492,7 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv, size_t max_points) {
   if (over.size() != 1) return absl::InvalidArgumentError("sweep: expected one --over");
   absl::StatusOr<Loaded> loaded = Load(inv.scenarios[0], inv.overrides);
   if (!loaded.ok()) return loaded.status();
+  if (absl::Status s = CheckPathsRead(loaded->file, {}, inv.overrides); !s.ok()) return s;
   auto file = std::make_shared<viosim::ScenarioFile>(std::move(loaded->file));
   absl::StatusOr<SweepSpec> spec = ParseSweepSpec(over[0]);
   if (!spec.ok()) return spec.status();
@@ -554,6 +557,7 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     size_t first = 0;  // index of its first point
     std::optional<BandPlan> bands;  // with points from band_first on
     size_t band_first = 0;
+    RunRequest request;  // the --set assignments this scenario reads
   };
   auto tables = std::make_shared<std::vector<Table>>();
   RunRequest request;
@@ -566,8 +570,23 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     size_t band_point = 0;
   };
   auto runs = std::make_shared<std::vector<Run>>();
+  // Each scenario takes the --set paths some variant of it reads (as the
+  // unsharded command does); a path no scenario reads is refused.
+  std::vector<viosim::ScenarioFile> plain;
   for (const std::string& path : inv.scenarios) {
-    absl::StatusOr<Loaded> loaded = Load(path, inv.overrides);
+    absl::StatusOr<viosim::ScenarioFile> file = viosim::LoadScenarioFile(path);
+    if (!file.ok()) return file.status();
+    if (absl::Status s = viosim::ApplyFileOverrides(&*file, inv.overrides); !s.ok()) return s;
+    plain.push_back(*std::move(file));
+  }
+  std::vector<const viosim::ScenarioFile*> plain_ptrs;
+  for (const viosim::ScenarioFile& f : plain) plain_ptrs.push_back(&f);
+  absl::StatusOr<OverridePlan> override_plan = PlanOverrides(plain_ptrs, inv.overrides);
+  if (!override_plan.ok()) return override_plan.status();
+  for (size_t table = 0; table < inv.scenarios.size(); ++table) {
+    const std::string& path = inv.scenarios[table];
+    request.overrides = override_plan->files[table].applied;
+    absl::StatusOr<Loaded> loaded = Load(path, request.overrides);
     if (!loaded.ok()) return loaded.status();
     std::optional<BandPlan> band_plan;
     if (bands) {
@@ -586,7 +605,7 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     }
     set.hashes.push_back(loaded->hash);
     set.seeds.push_back(loaded->seed);
-    tables->push_back({std::move(loaded->file), *std::move(plan), runs->size(), std::move(band_plan), 0});
+    tables->push_back({std::move(loaded->file), *std::move(plan), runs->size(), std::move(band_plan), 0, request});
     Table& t = tables->back();
     for (bool replicate : {false, true}) {
       for (const std::string& v : t.plan.variants) {
@@ -606,9 +625,10 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
       runs->push_back({tables->size() - 1, "", false, static_cast<size_t>(b)});
     }
   }
-  set.run = [tables, runs, request](size_t i) -> absl::StatusOr<PointResult> {
+  set.run = [tables, runs](size_t i) -> absl::StatusOr<PointResult> {
     const Run& run = (*runs)[i];
     const Table& t = (*tables)[run.table];
+    const RunRequest& request = t.request;
     if (run.variant.empty()) {
       absl::StatusOr<BandPoint> b = RunBandPoint(t.file, *t.bands, run.band_point, request);
       if (!b.ok()) return b.status();
@@ -621,7 +641,7 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     if (!r.ok()) return r.status();
     return PointResult{r->front().variant, r->front().metrics};
   };
-  set.render = [tables, request, baseline, ids = set.ids, band_columns = bands.has_value()](
+  set.render = [tables, baseline, ids = set.ids, band_columns = bands.has_value()](
                    const std::vector<PointResult>& all, Format f) -> absl::StatusOr<Rendered> {
     std::vector<Reproduction> reps;
     for (const Table& t : *tables) {
@@ -631,7 +651,7 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
         results.push_back(AsResult(all[t.first + i]));
         replicates.push_back(AsResult(all[t.first + n + i]));
       }
-      absl::StatusOr<Reproduction> rep = ReproductionOf(t.file, request, t.plan, std::move(results), replicates);
+      absl::StatusOr<Reproduction> rep = ReproductionOf(t.file, t.request, t.plan, std::move(results), replicates);
       if (!rep.ok()) return rep.status();
       if (t.bands) {
         std::vector<BandPoint> points;
