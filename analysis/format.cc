@@ -228,6 +228,17 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
           .Key("source").String(c.source)
           .Key("known_gap").String(c.known_gap);
       CiJson(c.expected, j.Key("expected"));
+      if (c.mechanism) {
+        const MechanismBound& m = *c.mechanism;
+        j.Key("bound").BeginObject().Key("partner").String(m.partner).Key("resources").BeginArray();
+        for (const std::string& r : m.resources) j.String(r);
+        j.EndArray()
+            .Key("bound").Number(m.bound)
+            .Key("published_difference").Number(m.published_difference)
+            .Key("modeled_difference").Number(m.modeled_difference)
+            .Key("beyond").Bool(m.beyond)
+            .EndObject();
+      }
       if (c.band) {
         const CellBand& b = *c.band;
         j.Key("band").BeginObject();
@@ -485,20 +496,36 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool ba
           if (!c.within) ++outside;
         }
       }
-      std::string gaps;
+      std::string gaps, bounds;
       for (const auto& rep : reps) {
         for (const auto& c : rep.cells) {
-          if (!c.known_gap.empty()) {
+          if (c.mechanism) {
+            const MechanismBound& m = *c.mechanism;
+            absl::StrAppend(&bounds, c.scenario, " / ", c.variant, " / ", c.metric, ": published ",
+                            Sig(m.published_difference), " from ", m.partner, ", modeled ", Sig(m.modeled_difference),
+                            "; ", absl::StrJoin(m.resources, " + "), " made ideal in ", m.partner, " gives ",
+                            Sig(m.bound), m.beyond ? ": beyond the mechanism's bound" : ": within it", "\n");
+          }
+          if (c.mechanism && c.mechanism->beyond && !c.within) {
+            absl::StrAppend(&gaps, "beyond the mechanism's bound, ", c.scenario, " / ", c.variant, " / ", c.metric,
+                            ": ", absl::StrJoin(c.mechanism->resources, " + "), " could account for at most ",
+                            Sig(std::fabs(c.mechanism->bound)), " (published difference ", Sig(c.mechanism->published_difference),
+                            ")\n");
+          } else if (!c.known_gap.empty()) {
             absl::StrAppend(&gaps, "known gap, ", c.scenario, " / ", c.variant, " / ", c.metric,
                             c.expected ? absl::StrCat(" (expected ", Sig(*c.expected), ")") : "", ": ", c.known_gap,
                             "\n");
           }
         }
       }
+      if (!bounds.empty()) {
+        bounds = absl::StrCat("\nmechanism bounds (what the lock a patch moves the call out of could give, made "
+                              "ideal in the variant before the patch: `viosim explain --ideal`)\n", bounds);
+      }
       return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"), NotInformativeNote(reps),
                           absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
                                           outside),
-                          PredictionsText(reps), gaps, BandsText(reps, band_columns));
+                          PredictionsText(reps), bounds, gaps, BandsText(reps, band_columns));
     }
     case Format::kJson: {
       JsonWriter j;

@@ -1,12 +1,15 @@
 #include "analysis/runner.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
@@ -222,6 +225,8 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
   return std::move(sweep);
 }
 
+std::vector<std::string> PlacementResourcesBetween(const viosim::Scenario& a, const viosim::Scenario& b);
+
 absl::StatusOr<ReproducePlan> PlanReproduce(const viosim::ScenarioFile& file, const RunRequest& request) {
   ReproducePlan plan;
   const auto& published = file.scenario.published();
@@ -246,7 +251,73 @@ absl::StatusOr<ReproducePlan> PlanReproduce(const viosim::ScenarioFile& file, co
     if (!base.ok()) return base.status();
     plan.replicate_seed = base->run().seed() + 1;
   }
+  // Pairs of published cells of one metric whose variants differ only in
+  // placement switches: the PREDICTION cell is bounded by its partner's
+  // locks made ideal.
+  std::map<std::string, viosim::Scenario> resolved;
+  for (const std::string& v : plan.variants) {
+    absl::StatusOr<viosim::Scenario> r = viosim::ResolveVariant(file, v, request.overrides);
+    if (!r.ok()) return r.status();
+    resolved[v] = *std::move(r);
+  }
+  for (size_t i = 0; i < static_cast<size_t>(published.size()); ++i) {
+    const viosim::Published& c = published[static_cast<int>(i)];
+    if (c.role() != viosim::Published::PREDICTION) continue;
+    for (size_t j = 0; j < static_cast<size_t>(published.size()); ++j) {
+      const viosim::Published& p = published[static_cast<int>(j)];
+      if (j == i || p.metric() != c.metric() || viosim::SameVariant(p.variant(), c.variant())) continue;
+      const std::string pv = viosim::SameVariant(p.variant(), viosim::kBaseVariant) ? viosim::kBaseVariant : p.variant();
+      const std::string cv = viosim::SameVariant(c.variant(), viosim::kBaseVariant) ? viosim::kBaseVariant : c.variant();
+      const std::vector<std::string> locks = PlacementResourcesBetween(resolved[cv], resolved[pv]);
+      if (locks.empty()) continue;
+      size_t run = 0;
+      while (run < plan.ideal_runs.size() &&
+             !(plan.ideal_runs[run].variant == pv && plan.ideal_runs[run].resources == locks)) {
+        ++run;
+      }
+      if (run == plan.ideal_runs.size()) plan.ideal_runs.push_back({pv, locks});
+      plan.pairings.push_back({i, j, run});
+      break;  // one partner per cell: the first published
+    }
+  }
   return plan;
+}
+
+RunRequest ReproducePlan::IdealRun::Request(const RunRequest& request) const {
+  RunRequest r = request;
+  r.options.ideal = resources;
+  return r;
+}
+
+std::vector<std::string> PlacementResourcesBetween(const viosim::Scenario& a, const viosim::Scenario& b) {
+  viosim::Scenario x = a, y = b;
+  std::vector<std::string> locks;
+  // Every placement switch (a field with the (resource) option) of a
+  // message both hold: noted when they differ, then cleared in both.
+  std::function<void(google::protobuf::Message*, google::protobuf::Message*)> walk =
+      [&](google::protobuf::Message* m, google::protobuf::Message* n) {
+        const google::protobuf::Descriptor* d = m->GetDescriptor();
+        const google::protobuf::Reflection* r = m->GetReflection();
+        for (int k = 0; k < d->field_count(); ++k) {
+          const google::protobuf::FieldDescriptor* f = d->field(k);
+          if (f->is_repeated()) continue;
+          if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+            if (r->HasField(*m, f) && r->HasField(*n, f)) walk(r->MutableMessage(m, f), r->MutableMessage(n, f));
+            continue;
+          }
+          const std::string& lock = f->options().GetExtension(viosim::resource);
+          if (lock.empty()) continue;
+          if (r->GetEnumValue(*m, f) != r->GetEnumValue(*n, f) &&
+              std::find(locks.begin(), locks.end(), lock) == locks.end()) {
+            locks.push_back(lock);
+          }
+          r->ClearField(m, f);
+          r->ClearField(n, f);
+        }
+      };
+  walk(&x, &y);
+  if (locks.empty() || !google::protobuf::util::MessageDifferencer::Equals(x, y)) return {};
+  return locks;
 }
 
 absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const RunRequest& request) {
@@ -263,7 +334,13 @@ absl::StatusOr<Reproduction> Reproduce(const viosim::ScenarioFile& file, const R
     if (!r.ok()) return r.status();
     replicates = *std::move(r);
   }
-  return ReproductionOf(file, request, *plan, *std::move(results), replicates);
+  std::vector<viosim::VariantResult> ideal;
+  for (const ReproducePlan::IdealRun& run : plan->ideal_runs) {
+    absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(file, {run.variant}, run.Request(request));
+    if (!r.ok()) return r.status();
+    ideal.push_back(std::move(r->front()));
+  }
+  return ReproductionOf(file, request, *plan, *std::move(results), replicates, ideal);
 }
 
 RunRequest ReproducePlan::Replicate(const RunRequest& request) const {
@@ -274,7 +351,8 @@ RunRequest ReproducePlan::Replicate(const RunRequest& request) const {
 
 absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, const RunRequest& request,
                                             const ReproducePlan& plan, std::vector<viosim::VariantResult> results,
-                                            const std::vector<viosim::VariantResult>& replicates) {
+                                            const std::vector<viosim::VariantResult>& replicates,
+                                            const std::vector<viosim::VariantResult>& ideal) {
   Reproduction rep;
   rep.scenario = file.scenario.name();
   rep.path = file.path;
@@ -284,12 +362,14 @@ absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, co
   const uint64_t replicate_seed = plan.replicate_seed;
   absl::flat_hash_map<std::string, size_t> index;
   for (size_t i = 0; i < variants.size(); ++i) index[variants[i]] = i;
+  std::vector<size_t> cell_of;  // per cell, its published cell's index
 
   for (const std::string& v : variants) {
     const viosim::VariantResult& r = rep.results[index[v]];
     absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(file, v, request.overrides);
     if (!resolved.ok()) return resolved.status();
-    for (const viosim::Published& p : published) {
+    for (int pi = 0; pi < published.size(); ++pi) {
+      const viosim::Published& p = published[pi];
       if (!viosim::SameVariant(p.variant(), v)) continue;
       absl::StatusOr<double> ref = ReferenceValue(p, *resolved);
       if (!ref.ok()) return absl::InvalidArgumentError(absl::StrCat(file.path, ": ", ref.status().message()));
@@ -326,7 +406,34 @@ absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, co
       c.known_gap = p.known_gap();
       if (p.has_expected()) c.expected = p.expected();
       rep.cells.push_back(std::move(c));
+      cell_of.push_back(static_cast<size_t>(pi));
     }
+  }
+  // The mechanism bounds of the paired PREDICTION cells.
+  for (const ReproducePlan::Pairing& pairing : plan.pairings) {
+    if (pairing.run >= ideal.size()) continue;
+    const auto at = [&](size_t published_index) -> Cell* {
+      for (size_t k = 0; k < cell_of.size(); ++k) {
+        if (cell_of[k] == published_index) return &rep.cells[k];
+      }
+      return nullptr;
+    };
+    Cell* c = at(pairing.cell);
+    const Cell* p = at(pairing.partner);
+    if (c == nullptr || p == nullptr) continue;
+    const sim::MetricEstimate* z = nullptr;
+    for (const sim::MetricEstimate& e : ideal[pairing.run].metrics) {
+      if (e.name == c->metric) z = &e;
+    }
+    if (z == nullptr) continue;
+    MechanismBound b;
+    b.partner = p->variant;
+    b.resources = plan.ideal_runs[pairing.run].resources;
+    b.published_difference = c->published - p->published;
+    b.modeled_difference = c->modeled - p->modeled;
+    b.bound = z->value - p->modeled;
+    b.beyond = std::fabs(b.published_difference) > std::fabs(b.bound);
+    c->mechanism = b;
   }
   return rep;
 }

@@ -42,6 +42,19 @@ struct CellBand {
   std::vector<BandDriver> drivers;  // by |rank_corr|, largest first
 };
 
+// A published difference checked against the mechanism's bound: the cell's
+// variant and its partner differ only in placement switches, and the locks
+// those name, made ideal in the partner, bound what moving the call can do
+// (analysis/ideal.h).
+struct MechanismBound {
+  std::string partner;                 // the other variant of the pair
+  std::vector<std::string> resources;  // the locks the switches name
+  double published_difference = 0;     // this cell's published value less the partner's
+  double modeled_difference = 0;       // the same of the modeled values
+  double bound = 0;                    // the partner's metric with the locks ideal, less as it runs
+  bool beyond = false;                 // |published_difference| > |bound|
+};
+
 // One modeled metric beside its published reference.
 struct Cell {
   std::string scenario;
@@ -64,6 +77,7 @@ struct Cell {
   std::string known_gap;  // the documented reason when the model misses
   std::optional<double> expected;  // the known gap's expected modeled value
   std::optional<CellBand> band;    // with --bands, on PREDICTION cells
+  std::optional<MechanismBound> mechanism;  // on a PREDICTION cell whose pair differs in a placement switch
 };
 
 // 100 * (modeled - published) / |published| (infinite when published is 0
@@ -164,14 +178,31 @@ struct ReproducePlan {
   uint64_t replicate_seed = 0;  // the base variant's seed + 1; 0 when no variant
   // `request` with the replicate seed set last.
   RunRequest Replicate(const RunRequest& request) const;
+  // The mechanism bounds: for each PREDICTION cell whose variant differs
+  // from another published variant of the same metric only in placement
+  // switches, a run of that partner with the switches' locks ideal.
+  struct IdealRun {
+    std::string variant;
+    std::vector<std::string> resources;
+    RunRequest Request(const RunRequest& request) const;  // `request` with the resources ideal
+  };
+  std::vector<IdealRun> ideal_runs;
+  struct Pairing {
+    size_t cell;     // index into the file's published cells
+    size_t partner;  // the partner's published cell
+    size_t run;      // index into ideal_runs
+  };
+  std::vector<Pairing> pairings;
 };
 absl::StatusOr<ReproducePlan> PlanReproduce(const viosim::ScenarioFile& file, const RunRequest& request);
 
 // The cells from the plan's runs: `results` and `replicates` in
-// `plan.variants` order (only their variant and metrics are read).
+// `plan.variants` order (only their variant and metrics are read), and
+// `ideal` in `plan.ideal_runs` order.
 absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, const RunRequest& request,
                                             const ReproducePlan& plan, std::vector<viosim::VariantResult> results,
-                                            const std::vector<viosim::VariantResult>& replicates);
+                                            const std::vector<viosim::VariantResult>& replicates,
+                                            const std::vector<viosim::VariantResult>& ideal);
 
 // Runs `resolved[i]` as variant `names[i]` on up to `request.jobs` threads,
 // relative paths taken from the file's folder. Results come back in input

@@ -558,6 +558,7 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     std::optional<BandPlan> bands;  // with points from band_first on
     size_t band_first = 0;
     RunRequest request;  // the --set assignments this scenario reads
+    size_t ideal_first = 0;  // its mechanism-bound runs (plan.ideal_runs)
   };
   auto tables = std::make_shared<std::vector<Table>>();
   RunRequest request;
@@ -568,6 +569,7 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     std::string variant;  // empty for a band point
     bool replicate;
     size_t band_point = 0;
+    int ideal_run = -1;  // an index into the plan's ideal_runs
   };
   auto runs = std::make_shared<std::vector<Run>>();
   // Each scenario takes the --set paths some variant of it reads (as the
@@ -597,7 +599,7 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     absl::StatusOr<ReproducePlan> plan = PlanReproduce(loaded->file, request);
     if (!plan.ok()) return plan.status();
     // The points' checks cost a resolve each: count them first.
-    const size_t named = runs->size() + 2 * plan->variants.size() +
+    const size_t named = runs->size() + 2 * plan->variants.size() + plan->ideal_runs.size() +
                          (band_plan ? static_cast<size_t>(band_plan->spec.k) : 0);
     if (named > max_points) return TooManyPoints(named, max_points);
     if (band_plan) {
@@ -614,6 +616,13 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
         set.kinds.push_back(PointKind::kRun);
         runs->push_back({tables->size() - 1, v, replicate});
       }
+    }
+    t.ideal_first = runs->size();
+    for (size_t k = 0; k < t.plan.ideal_runs.size(); ++k) {
+      const ReproducePlan::IdealRun& ir = t.plan.ideal_runs[k];
+      set.ids.push_back(absl::StrCat(runs->size(), ":", path, "/", ir.variant, "@ideal=", absl::StrJoin(ir.resources, "+")));
+      set.kinds.push_back(PointKind::kRun);
+      runs->push_back({tables->size() - 1, ir.variant, false, 0, static_cast<int>(k)});
     }
     if (!t.bands) continue;
     t.band_first = runs->size();
@@ -636,8 +645,10 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
       r.band = *std::move(b);
       return r;
     }
-    absl::StatusOr<std::vector<viosim::VariantResult>> r =
-        RunVariants(t.file, {run.variant}, run.replicate ? t.plan.Replicate(request) : request);
+    absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(
+        t.file, {run.variant},
+        run.ideal_run >= 0 ? t.plan.ideal_runs[static_cast<size_t>(run.ideal_run)].Request(request)
+                           : (run.replicate ? t.plan.Replicate(request) : request));
     if (!r.ok()) return r.status();
     return PointResult{r->front().variant, r->front().metrics};
   };
@@ -651,7 +662,10 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
         results.push_back(AsResult(all[t.first + i]));
         replicates.push_back(AsResult(all[t.first + n + i]));
       }
-      absl::StatusOr<Reproduction> rep = ReproductionOf(t.file, t.request, t.plan, std::move(results), replicates);
+      std::vector<viosim::VariantResult> ideal;
+      for (size_t k = 0; k < t.plan.ideal_runs.size(); ++k) ideal.push_back(AsResult(all[t.ideal_first + k]));
+      absl::StatusOr<Reproduction> rep =
+          ReproductionOf(t.file, t.request, t.plan, std::move(results), replicates, ideal);
       if (!rep.ok()) return rep.status();
       if (t.bands) {
         std::vector<BandPoint> points;

@@ -28,6 +28,7 @@
 #include "analysis/bands.h"
 #include "analysis/calibrate.h"
 #include "analysis/explain.h"
+#include "analysis/ideal.h"
 #include "analysis/format.h"
 #include "analysis/gate.h"
 #include "analysis/params_list.h"
@@ -400,6 +401,14 @@ int main(int argc, char** argv) {
   explain->add_option("--step", explain_step, "Relative step each cost takes both ways, e.g. 10% or 0.05")
       ->capture_default_str()
       ->type_name("S");
+  std::vector<std::string> explain_ideal;
+  CLI::Option* explain_ideal_opt =
+      explain
+          ->add_option("--ideal", explain_ideal,
+                       "Instead of elasticities: the most each lock, wait-queue lock, mutex and hot cache line could "
+                       "move the metric, each made ideal in turn (or only NAME, as lock_stat names it)")
+          ->expected(0, 1)
+          ->type_name("[NAME]");
   AddShared(explain, &explain_f);
   std::string explain_report;
   CLI::Option* explain_report_opt =
@@ -687,6 +696,17 @@ int main(int argc, char** argv) {
     analysis::RunRequest req;
     req.overrides = Overrides(explain_f);
     req.jobs = explain_f.jobs;
+    if (explain_ideal_opt->count() > 0) {
+      for (const CLI::Option* o : {explain->get_option("--field"), explain->get_option("--step"), explain_report_opt}) {
+        if (o->count() > 0) {
+          return Fail(absl::InvalidArgumentError(absl::StrCat(o->get_name(), " is for elasticities, not --ideal")));
+        }
+      }
+      absl::StatusOr<analysis::IdealExplanation> ideal = analysis::ExplainIdeal(
+          *file, explain_spec.variant, explain_spec.metric, explain_ideal.empty() ? "" : explain_ideal.front(), req);
+      if (!ideal.ok()) return Fail(ideal.status());
+      return Emit(explain_f, analysis::FormatIdeal(*ideal, ToFormat(explain_f.format)));
+    }
     absl::StatusOr<analysis::Explanation> x = analysis::Explain(*file, explain_spec, req);
     if (!x.ok()) return Fail(x.status());
     if (explain_report_opt->count() > 0) {

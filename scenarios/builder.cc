@@ -71,11 +71,15 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
   absl::StatusOr<fio::JobFile> jobs = JobsOf(Params(s, &out.reads)["workload"]["fio"], options);
   if (!jobs.ok()) return jobs.status();
   sim::Simulator sim;
+  sim.set_ideal(options.ideal);
   fio::WorkloadControl control;
   control.seed = s.run().seed();
   absl::StatusOr<FioRig> rig = FioRig::Make(sim, s, *jobs, control, &out.reads);
   if (!rig.ok()) return rig.status();
-  if (options.build_only) return out;
+  if (options.build_only) {
+    out.resources = sim.resources();
+    return out;
+  }
   fio::Workload& w = *rig->workload;
   Machine& m = *rig->machine;
   BuiltStack& stack = *rig->stack;
@@ -125,9 +129,13 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
 absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
                                                const RunOptions& options, VariantResult out) {
   sim::Simulator sim;
+  sim.set_ideal(options.ideal);
   absl::StatusOr<std::unique_ptr<stacks::VhostNetRig>> rig = stacks::BuildVhostNet(sim, Params(s, &out.reads));
   if (!rig.ok()) return rig.status();
-  if (options.build_only) return out;
+  if (options.build_only) {
+    out.resources = sim.resources();
+    return out;
+  }
   stacks::VhostNetRig& r = **rig;
   Machine& m = r.machine();
   r.Start();
@@ -217,6 +225,7 @@ absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, cons
   sim.CloseTraceSlices();
   sim.set_trace(nullptr);
   out->events = sim.events();
+  out->resources = sim.resources();
   if (sim.stalled()) return StalledError(sim);
   if (trace) out->trace_json = trace->Finish();
   return absl::OkStatus();
@@ -247,13 +256,17 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   }
 
   sim::Simulator sim;
+  sim.set_ideal(options.ideal);
   // The machine the scenario describes (its scheduler and topology), one CPU
   // per task unless platform.cpus gives more.
   const int ncpus = has_cpus ? cpus_given : p.threads;
   absl::StatusOr<std::unique_ptr<Machine>> machine = Machine::Make(sim, platform, ncpus, "cpu", models::SchedCosts{});
   if (!machine.ok()) return machine.status();
-  if (options.build_only) return out;
   models::LockBench bench(sim, p, s.run().seed(), (*machine)->sched(), (*machine)->cpus());
+  if (options.build_only) {
+    out.resources = sim.resources();
+    return out;
+  }
   bench.Start();
   models::Spinlock& lock = bench.lock();
   const auto& cpus = bench.cpus();

@@ -14,6 +14,7 @@
 #include "scenarios/scenario.pb.h"
 #include "sim/distribution.h"
 #include "sim/measurement.h"
+#include "sim/simulator.h"
 #include "sim/time.h"
 
 namespace viosim {
@@ -54,6 +55,9 @@ struct VariantResult {
   std::string bound_detail;  // in words, with the busy shares behind it
   uint64_t events = 0;     // simulated events, warm-up included
   std::string trace_json;  // empty unless RunOptions::trace
+  // The lock classes and cache lines the run's models built, by name and
+  // kind ("spinlock", "mutex", "line"): what can be made ideal.
+  std::vector<sim::Simulator::Resource> resources;
   // Every scenario path the variant's run control, stack and workload
   // read as they were built (scenarios/params.h).
   ReadSet reads;
@@ -70,6 +74,9 @@ struct RunOptions {
   // Build the stack and the workload, record what they read, and stop:
   // the result has `reads` and no metrics.
   bool build_only = false;
+  // Resources (lock classes, cache lines) made ideal in the run, by name
+  // (sim::Simulator::set_ideal).
+  std::vector<std::string> ideal;
 };
 
 // REQUIRES: `resolved` passed the loader's validation (units, bounds).

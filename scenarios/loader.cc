@@ -1581,6 +1581,15 @@ absl::Status ApplyOverride(Scenario* scenario, absl::string_view assignment,
 
 absl::StatusOr<ScalarKind> ScalarKindAt(const Scenario& scenario, absl::string_view path,
                                         absl::string_view flag) {
+  // An fio option by name (workload.fio.OPTION, workload.fio.job.S.OPTION)
+  // holds fio's own text.
+  if (const absl::string_view p = absl::StripAsciiWhitespace(path); absl::StartsWith(p, "workload.fio.")) {
+    const absl::string_view rest = p.substr(std::string_view("workload.fio.").size());
+    const absl::string_view first = rest.substr(0, std::min(rest.find('.'), rest.find('[')));
+    if (!first.empty() && Workload::Fio::descriptor()->FindFieldByName(std::string(first)) == nullptr) {
+      return ScalarKind::kOther;
+    }
+  }
   absl::StatusOr<ScalarSite<const Message>> site =
       WalkToScalar(static_cast<const Message*>(&scenario), absl::StripAsciiWhitespace(path));
   if (!site.ok()) {

@@ -13,6 +13,8 @@
 
 #include <coroutine>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/event_queue.h"
@@ -67,6 +69,32 @@ class Simulator {
   // Turns tracing on (non-null) or off from now on; models look the writer up
   // on every traced action, so a window of the run can be traced.
   void set_trace(TraceWriter* trace) { trace_ = trace; }
+  // The resources a run makes ideal (`viosim explain --ideal`): lock classes
+  // and cache lines, by the name their models give them (lock_stat's class
+  // name, a line's). A model asks as it is built; set them before.
+  void set_ideal(std::vector<std::string> names) { ideal_ = std::move(names); }
+  bool IsIdeal(std::string_view name) const {
+    for (const std::string& n : ideal_) {
+      if (n == name) return true;
+    }
+    return false;
+  }
+  // Each lock class and cache line a model builds registers its name and
+  // kind ("spinlock", "mutex", "line"); listed once each, in order of first
+  // registration: what `explain --ideal` can make ideal.
+  struct Resource {
+    std::string name;
+    std::string kind;
+  };
+  void RegisterResource(std::string_view name, std::string_view kind) {
+    if (name.empty()) return;  // a model's scratch line: nothing to name it by
+    for (const Resource& r : resources_) {
+      if (r.name == name) return;
+    }
+    resources_.push_back({std::string(name), std::string(kind)});
+  }
+  const std::vector<Resource>& resources() const { return resources_; }
+
   // Every TraceSource draws its slice in progress up to Now(), in the order
   // they were created. Call before the writer is detached or finished.
   void CloseTraceSlices();
@@ -182,6 +210,8 @@ class Simulator {
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
   TraceWriter* trace_;
+  std::vector<std::string> ideal_;
+  std::vector<Resource> resources_;
   friend class TraceSource;
   TraceSource* sources_head_ = nullptr;  // oldest first
   TraceSource* sources_tail_ = nullptr;

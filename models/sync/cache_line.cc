@@ -21,6 +21,8 @@ CacheLine::CacheLine(sim::Simulator& sim, std::string name, const LineCosts& cos
   for (int d = 0; d < kCpuDistances; ++d) {
     service_[d] = sim::Time::Picos(std::llround(static_cast<double>(handoff_[d].ps()) * ratio));
   }
+  ideal_ = sim.IsIdeal(name_);
+  sim.RegisterResource(name_, "line");
 }
 
 CacheLine::CacheLine(sim::Simulator& sim, std::string name, const LockHandoffCosts& handoff)

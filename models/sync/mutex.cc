@@ -7,6 +7,10 @@ namespace models {
 // __lll_lock_wait(): while the lock word is taken, futex_wait (sleep), then
 // retry.
 sim::Task Mutex::Lock(Cpu& cpu) {
+  if (ideal_) {
+    ideal_holds_.emplace_back(cpu.current(), sim_->Now());
+    co_return;
+  }
   Task& me = *cpu.current();
   if (owner_ == nullptr) {
     owner_ = &me;
@@ -34,6 +38,16 @@ sim::Task Mutex::Lock(Cpu& cpu) {
 // __lll_unlock(): release, then futex_wake one sleeper.
 sim::Task Mutex::Unlock(Cpu& cpu) {
   const sim::Time now = sim_->Now();
+  if (ideal_) {
+    for (auto it = ideal_holds_.begin(); it != ideal_holds_.end(); ++it) {
+      if (it->first != cpu.current()) continue;
+      ++stat_.acquisitions;
+      stat_.hold.Record((now - it->second).ps());
+      ideal_holds_.erase(it);
+      break;
+    }
+    co_return;
+  }
   ++stat_.acquisitions;
   stat_.hold.Record((now - acquired_at_).ps());
   if (contended_) {

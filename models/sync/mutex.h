@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "models/cpu/cpu.h"
@@ -32,7 +34,12 @@ namespace models {
 
 class Mutex {
  public:
-  Mutex(sim::Simulator& sim, std::string name) : sim_(&sim), name_(std::move(name)) {}
+  // Ideal when sim::Simulator::IsIdeal(name) as it is built: taken and
+  // released at no cost, nobody sleeps for it, holders do not exclude each
+  // other; lock_stat counts its acquisitions only.
+  Mutex(sim::Simulator& sim, std::string name) : sim_(&sim), name_(std::move(name)), ideal_(sim.IsIdeal(name_)) {
+    sim.RegisterResource(name_, "mutex");
+  }
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
@@ -57,6 +64,8 @@ class Mutex {
  private:
   sim::Simulator* sim_;
   std::string name_;
+  bool ideal_ = false;
+  std::vector<std::pair<Task*, sim::Time>> ideal_holds_;  // while ideal: who holds it since when
   Task* owner_ = nullptr;
   sim::Time acquired_at_;
   bool contended_ = false;  // the owner's acquisition had to wait

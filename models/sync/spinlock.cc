@@ -27,6 +27,8 @@ Spinlock::Spinlock(sim::Simulator& sim, std::string name, SpinlockKind kind, con
     : sim::TraceSource(sim), sim_(&sim), name_(std::move(name)), kind_(kind), handoff_(handoff.Table()), node_handoff_(node.Table()) {
   waiters_track_ = name_ + " waiters";
   flat_ = std::count(handoff_.begin(), handoff_.end(), handoff_[0]) == kCpuDistances;
+  ideal_ = sim.IsIdeal(name_);
+  sim.RegisterResource(name_, "spinlock");
 }
 
 // queued_spin_lock_slowpath() (kernel/locking/qspinlock.c, Linux 5.x/6.x),

@@ -37,6 +37,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/cpu/cpu.h"
 #include "models/sync/handoff_costs.h"
@@ -92,6 +93,10 @@ class Spinlock : public sim::TraceSource {
     // preempt_disable(), then the uncontended fast path: no event.
     bool await_ready() {
       cpu_->PreemptDisable();
+      if (lock_->ideal_) [[unlikely]] {
+        lock_->IdealAcquired(*cpu_);  // free, at once, whoever holds it
+        return true;
+      }
       if (!lock_->TryAcquireUncontended(*cpu_)) return false;
       // Taken; with uncontended moves on, the word may still have to come
       // from the last holder's CPU (its own event).
@@ -162,6 +167,11 @@ class Spinlock : public sim::TraceSource {
   // fast path is then free, as a word already in this CPU's cache is.
   void set_uncontended_moves(bool on) { uncontended_moves_ = on; }
   bool uncontended_moves() const { return uncontended_moves_; }
+  // Ideal (sim::Simulator::IsIdeal of its name, as it is built): taken and
+  // released at no cost, never contended, nobody spins for it; the work
+  // done while holding it is unchanged, and holders no longer exclude each
+  // other. lock_stat counts its acquisitions only.
+  bool ideal() const { return ideal_; }
 
  private:
   bool TryAcquireUncontended(Cpu& cpu) {
@@ -179,6 +189,17 @@ class Spinlock : public sim::TraceSource {
     acquired_at_ += t;
     if (prev_cpu_ != &cpu) ++stat_.uncontended_moves;
     return t;
+  }
+  // Ideal: each CPU's hold timed on its own (holders overlap), recorded at
+  // release as an uncontended acquisition.
+  void IdealAcquired(const Cpu& cpu) {
+    const auto id = static_cast<size_t>(cpu.id());
+    if (id >= ideal_since_.size()) ideal_since_.resize(id + 1);
+    ideal_since_[id] = sim_->Now();
+  }
+  void IdealReleased(const Cpu& cpu) {
+    ++stat_.acquisitions;
+    stat_.hold.Record((sim_->Now() - ideal_since_[static_cast<size_t>(cpu.id())]).ps());
   }
   void Acquired(Cpu& cpu, sim::Time at) {
     owner_ = &cpu;
@@ -214,6 +235,8 @@ class Spinlock : public sim::TraceSource {
   bool flat_;
   int home_ = -1;
   bool uncontended_moves_ = false;
+  bool ideal_ = false;
+  std::vector<sim::Time> ideal_since_;  // by CPU id, while ideal
   Cpu* owner_ = nullptr;     // holder, or the waiter the lock is passing to
   Cpu* last_cpu_ = nullptr;  // CPU of the last acquisition
   Cpu* prev_cpu_ = nullptr;  // CPU of the acquisition before the owner's
@@ -279,6 +302,10 @@ inline void Spinlock::RecordHold(sim::Time now) {
 }
 
 inline void Spinlock::Release(Cpu& cpu) {
+  if (ideal_) [[unlikely]] {
+    IdealReleased(cpu);
+    return;
+  }
   const sim::Time now = sim_->Now();
   RecordHold(now);
   if (sim_->trace() != nullptr) TraceHold(cpu, now);

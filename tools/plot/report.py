@@ -30,6 +30,7 @@ PUBLISHED = "#a6a6a6"
 CALIBRATION = "#2c6fbb"
 PREDICTION = "#e8833a"
 BAND = "#5b2a86"
+BOUND = "#1b7837"  # the mechanism bound
 OUTSIDE = "#c0262d"
 SVG_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
 
@@ -147,6 +148,17 @@ def draw_panel(ax, scenario, metric, cells, title):
             eb = ax.errorbar(i + w * 0.35, c["modeled"], yerr=c["ci95"], fmt="none",
                              ecolor="black", elinewidth=0.9, capsize=2.2, capthick=0.9)
             eb.lines[2][0].set_gid(safe_id("ci95", *cid))
+        bound = c.get("bound")
+        if isinstance(bound, dict):
+            # The mechanism's reach: the partner's published value moved by
+            # the most its lock, made ideal, gives.
+            reach = c["published"] - bound["published_difference"] + bound["bound"]
+            ln = ax.plot([i - w, i + w], [reach, reach], color=BOUND, linewidth=1.4,
+                         linestyle="--" if not bound["beyond"] else "-")
+            ln[0].set_gid(safe_id("bound", *cid))
+            if bound["beyond"] and not c["within"]:
+                ax.annotate("beyond bound", (i, reach), textcoords="offset points", xytext=(0, 3),
+                            ha="center", fontsize=6, color=BOUND)
         band = c.get("band")
         if isinstance(band, dict) and band.get("p5") is not None and band.get("p95") is not None:
             mid = band.get("p50", c["modeled"])
@@ -176,6 +188,9 @@ def legend_handles(cells):
     if any(isinstance(c.get("band"), dict) for c in cells):
         h.append(Line2D([], [], color=BAND, marker="D", markersize=3, linewidth=1.1,
                         label="prediction band p5, p50, p95"))
+    if any(isinstance(c.get("bound"), dict) for c in cells):
+        h.append(Line2D([], [], color=BOUND, linewidth=1.4,
+                        label="lock made ideal: reach"))
     h.append(Patch(facecolor="white", edgecolor=OUTSIDE, linewidth=1.2,
                    label="outside tolerance"))
     h.append(Patch(facecolor="white", edgecolor="#555555", hatch="////",
@@ -272,7 +287,9 @@ def reproduce(data, out):
              "fitted costs are chosen from), orange modeled prediction cells. Whiskers are 95% confidence intervals "
              "(none where none was computed, or where the next seed gives the same value); a red "
              "outline marks a cell outside its tolerance, hatching a known gap the scenario "
-             "documents. `data.json` holds the figures as `viosim reproduce --format json` "
+             "documents. A green line over a patch's cell is the mechanism's reach: the value before the "
+             "patch plus the most the lock the patch moves the call out of could give, made ideal "
+             "(`viosim explain --ideal`); solid where the published difference lies beyond it. `data.json` holds the figures as `viosim reproduce --format json` "
              "prints them.", "",
              "![every published cell](reproduction.svg)", ""]
     for s in scenarios:
@@ -302,9 +319,16 @@ def reproduce(data, out):
             lines += ["%d prediction cells, %d independent predictions; mean |error| %.2f%% "
                       "over their %d cells." % (p["prediction_cells"], len(p["independent"]),
                                                 p["mae_pct"], p["cells"]), ""]
-        gaps = [c for c in mine if c.get("known_gap")]
+        gaps = [c for c in mine if c.get("known_gap") or
+                (isinstance(c.get("bound"), dict) and c["bound"]["beyond"] and not c["within"])]
         for c in gaps:
-            lines.append("- known gap, %s / %s: %s" % (c["variant"], c["metric"], c["known_gap"]))
+            b = c.get("bound")
+            if isinstance(b, dict) and b["beyond"] and not c["within"]:
+                lines.append("- beyond the mechanism's bound, %s / %s: %s could account for at most %s "
+                             "(published difference %s)" % (c["variant"], c["metric"], " + ".join(b["resources"]),
+                                                            num(abs(b["bound"])), num(b["published_difference"])))
+            else:
+                lines.append("- known gap, %s / %s: %s" % (c["variant"], c["metric"], c["known_gap"]))
         if gaps:
             lines.append("")
     return lines
