@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/json.h"
+#include "analysis/reads.h"
 
 namespace analysis {
 namespace {
@@ -41,13 +42,7 @@ absl::StatusOr<viosim::VariantResult> RunWith(const viosim::ScenarioFile& file, 
 absl::StatusOr<std::vector<sim::Simulator::Resource>> ResourcesOf(const viosim::ScenarioFile& file,
                                                                   const std::string& variant,
                                                                   const std::vector<std::string>& overrides) {
-  absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(file, variant, overrides);
-  if (!resolved.ok()) return resolved.status();
-  viosim::RunOptions options;
-  options.build_only = true;
-  options.base_dir = std::filesystem::path(file.path).parent_path().string();
-  if (options.base_dir.empty()) options.base_dir = ".";
-  absl::StatusOr<viosim::VariantResult> built = viosim::RunScenario(*resolved, variant, options);
+  absl::StatusOr<viosim::VariantResult> built = BuildOnly(file, variant, overrides);
   if (!built.ok()) return built.status();
   return built->resources;
 }

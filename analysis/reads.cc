@@ -98,6 +98,13 @@ std::vector<std::string> ClosestPaths(const std::string& path, const std::vector
 
 absl::StatusOr<viosim::ReadSet> ReadsOf(const viosim::ScenarioFile& file, const std::string& variant,
                                         const std::vector<std::string>& overrides) {
+  absl::StatusOr<viosim::VariantResult> built = BuildOnly(file, variant, overrides);
+  if (!built.ok()) return built.status();
+  return std::move(built->reads);
+}
+
+absl::StatusOr<viosim::VariantResult> BuildOnly(const viosim::ScenarioFile& file, const std::string& variant,
+                                                const std::vector<std::string>& overrides) {
   absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(file, variant, overrides);
   if (!resolved.ok()) return resolved.status();
   viosim::RunOptions options;
@@ -109,7 +116,7 @@ absl::StatusOr<viosim::ReadSet> ReadsOf(const viosim::ScenarioFile& file, const 
     return absl::Status(built.status().code(),
                         absl::StrCat(file.path, ": variant '", variant, "': ", built.status().message()));
   }
-  return std::move(built->reads);
+  return built;
 }
 
 absl::Status CheckNamedPathsRead(const viosim::ScenarioFile& file, const std::vector<std::string>& variants,

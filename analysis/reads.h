@@ -24,6 +24,11 @@
 
 namespace analysis {
 
+// Variant `variant` of `file` with `overrides` resolved and built, nothing
+// run: the result holds what it reads and the locks and lines it builds.
+absl::StatusOr<viosim::VariantResult> BuildOnly(const viosim::ScenarioFile& file, const std::string& variant,
+                                                const std::vector<std::string>& overrides);
+
 // The paths variant `variant` of `file` reads with `overrides` applied
 // (the variant is resolved, its stack and workload built, nothing run).
 absl::StatusOr<viosim::ReadSet> ReadsOf(const viosim::ScenarioFile& file, const std::string& variant,
