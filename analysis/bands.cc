@@ -344,6 +344,48 @@ absl::StatusOr<BandPlan> PlanBands(const viosim::ScenarioFile& file, const BandS
   return plan;
 }
 
+namespace {
+
+// The p-th weighted percentile of (value, weight) pairs: the smallest value
+// whose cumulative weight reaches p% of the whole (with equal weights, the
+// nearest rank).
+double WeightedRank(std::vector<std::pair<double, double>> v, double p) {
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (const auto& [x, w] : v) total += w;
+  double cum = 0;
+  for (const auto& [x, w] : v) {
+    cum += w;
+    if (cum >= p / 100 * total - 1e-12 * total) return x;
+  }
+  return v.back().first;
+}
+
+// The band's 5th, 50th and 95th percentiles of `v` (value, weight), and
+// whether `published` lies between the outer two; nothing when `v` is empty.
+void SetPercentiles(const std::vector<std::pair<double, double>>& v, double published, CellBand* band) {
+  if (v.empty()) return;
+  band->p5 = WeightedRank(v, 5);
+  band->p50 = WeightedRank(v, 50);
+  band->p95 = WeightedRank(v, 95);
+  band->inside = band->p5 <= published && published <= band->p95;
+}
+
+// A search whose range does not bracket its cell: the end nearer the cell
+// when it lies within the cell's published tolerance, else -1.
+int NearEdgeWithin(const Calibration& c) {
+  int best = -1;
+  for (size_t k = 0; k < c.search.steps.size() && k < 2; ++k) {
+    const double e = std::fabs(c.search.steps[k].error_pct);
+    if (e <= c.cell_tolerance_pct && (best < 0 || e < std::fabs(c.search.steps[static_cast<size_t>(best)].error_pct))) {
+      best = static_cast<int>(k);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 absl::StatusOr<BandPoint> RunBandPoint(const viosim::ScenarioFile& file, const BandPlan& plan, size_t i,
                                        const RunRequest& request) {
   BandPoint point;
@@ -368,6 +410,11 @@ absl::StatusOr<BandPoint> RunBandPoint(const viosim::ScenarioFile& file, const B
                  s.outcome == BisectionOutcome::kFitted ||
                  (s.outcome == BisectionOutcome::kNotConverged && s.at_resolution)) {
         Assign(&at.overrides, fit.spec.field, c->values[static_cast<size_t>(s.best)]);
+        continue;
+      } else if (const int edge = NearEdgeWithin(*c); s.outcome == BisectionOutcome::kNotBracketed && edge >= 0) {
+        // The cell is out of the range's reach, but an end of the range
+        // already holds it within its published tolerance: refitted there.
+        Assign(&at.overrides, fit.spec.field, c->values[static_cast<size_t>(edge)]);
         continue;
       } else {
         failure = s.outcome == BisectionOutcome::kNotBracketed ? "its range does not bracket the cell" : "no convergence";
@@ -432,23 +479,146 @@ void AttachBands(const BandPlan& plan, const std::vector<BandPoint>& points, std
     std::stable_sort(band.drivers.begin(), band.drivers.end(), [](const BandDriver& a, const BandDriver& b) {
       return std::fabs(a.rank_corr) > std::fabs(b.rank_corr);
     });
-    std::vector<double> sorted = values;
-    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::pair<double, double>> weighted;
+    for (double v : values) weighted.emplace_back(v, 1.0);
     for (Cell& c : *cells) {
       if (c.variant != plan.cell_keys[j].first || c.metric != plan.cell_keys[j].second) continue;
-      if (!sorted.empty()) {
-        band.p5 = NearestRank(sorted, 5);
-        band.p50 = NearestRank(sorted, 50);
-        band.p95 = NearestRank(sorted, 95);
-        band.inside = band.p5 <= c.published && c.published <= band.p95;
-      }
+      SetPercentiles(weighted, c.published, &band);
       c.band = band;
     }
   }
 }
 
+namespace {
+
+// One alternative's share of a band: its plan and points, its nominal
+// point (the costs as written, the fits refitted) and whether it is kept.
+struct AlternativeRun {
+  std::string name;
+  double weight = 1;
+  BandPlan plan;
+  BandPoint nominal;
+  std::vector<BandPoint> points;
+  std::string dropped;
+};
+
+absl::StatusOr<AlternativeRun> RunAlternative(const viosim::ScenarioFile& file, const viosim::Alternative& alt,
+                                              const BandSpec& spec, const RunRequest& request) {
+  AlternativeRun out;
+  out.name = alt.name();
+  out.weight = alt.weight();
+  absl::StatusOr<viosim::ScenarioFile> under = viosim::UnderAlternative(file, alt.name());
+  if (!under.ok()) return under.status();
+  absl::StatusOr<BandPlan> plan = PlanBands(*under, spec, request);
+  if (!plan.ok()) return plan.status();
+  out.plan = *std::move(plan);
+  // The nominal point: every drawn factor 1.
+  BandPlan nominal = out.plan;
+  nominal.factors.assign(1, std::vector<double>(nominal.fields.size(), 1.0));
+  absl::StatusOr<BandPoint> p = RunBandPoint(*under, nominal, 0, request);
+  if (!p.ok()) return p.status();
+  out.nominal = *std::move(p);
+  if (!out.nominal.refitted) {
+    // Its value all the same, at the costs as written (nothing refitted).
+    out.dropped = absl::StrCat("not refitted (", out.nominal.failure, "); the value is at the costs as written");
+    absl::StatusOr<std::vector<viosim::VariantResult>> plain = RunVariants(*under, out.plan.variants, request);
+    if (!plain.ok()) return plain.status();
+    out.nominal.values.assign(out.plan.cells.size(), std::nullopt);
+    for (size_t j = 0; j < out.plan.cells.size(); ++j) {
+      for (const viosim::VariantResult& r : *plain) {
+        if (!viosim::SameVariant(r.variant, out.plan.cell_keys[j].first)) continue;
+        for (const sim::MetricEstimate& e : r.metrics) {
+          if (e.name == out.plan.cell_keys[j].second && e.measured) out.nominal.values[j] = e.value;
+        }
+      }
+    }
+    return out;
+  }
+  // Its calibration cells, with the refitted values: each within its tolerance.
+  RunRequest at = request;
+  for (size_t a = out.plan.fields.size(); a < out.nominal.assignments.size(); ++a) {
+    at.overrides.push_back(out.nominal.assignments[a]);
+  }
+  absl::StatusOr<Reproduction> r = Reproduce(*under, at);
+  if (!r.ok()) return r.status();
+  for (const Cell& c : r->cells) {
+    if (c.role == "calibration" && !c.within && c.known_gap.empty()) {
+      out.dropped = absl::StrFormat("refitted, %s / %s is %+.1f%% off (tolerance %g%%)", c.variant, c.metric,
+                                    c.error_pct, c.tolerance_pct);
+      return out;
+    }
+  }
+  std::vector<absl::StatusOr<BandPoint>> done(static_cast<size_t>(spec.k), absl::UnknownError("not run"));
+  if (!out.plan.cells.empty()) {
+    ParallelFor(done.size(), request.jobs, [&](size_t i) { done[i] = RunBandPoint(*under, out.plan, i, request); });
+    for (absl::StatusOr<BandPoint>& q : done) {
+      if (!q.ok()) return q.status();
+      out.points.push_back(*std::move(q));
+    }
+  }
+  return out;
+}
+
+// The bands over every alternative: per cell, each alternative's line and
+// the weighted percentiles over the kept ones' points.
+absl::Status RunAlternativeBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request,
+                                 Reproduction* rep) {
+  std::vector<AlternativeRun> runs;
+  for (const viosim::Alternative& alt : file.scenario.alternative()) {
+    absl::StatusOr<AlternativeRun> r = RunAlternative(file, alt, spec, request);
+    if (!r.ok()) return r.status();
+    runs.push_back(*std::move(r));
+  }
+  for (Cell& c : rep->cells) {
+    if (c.role != "prediction") continue;
+    CellBand band;
+    std::vector<std::pair<double, double>> pooled;
+    for (const AlternativeRun& r : runs) {
+      CellBand::Alternative line;
+      line.name = r.name;
+      line.weight = r.weight;
+      line.dropped = r.dropped;
+      for (size_t a = r.plan.fields.size(); a < r.nominal.assignments.size(); ++a) {
+        line.refit.push_back(r.nominal.assignments[a]);
+      }
+      size_t j = 0;
+      while (j < r.plan.cell_keys.size() &&
+             !(r.plan.cell_keys[j].first == c.variant && r.plan.cell_keys[j].second == c.metric)) {
+        ++j;
+      }
+      if (j < r.plan.cell_keys.size() && j < r.nominal.values.size()) line.value = r.nominal.values[j];
+      if (r.dropped.empty() && j < r.plan.cell_keys.size()) {
+        std::vector<double> own;
+        band.k += static_cast<int>(r.points.size());
+        for (const BandPoint& p : r.points) {
+          if (!p.refitted) {
+            ++band.refit_failed;
+            continue;
+          }
+          if (!p.values[j]) continue;
+          own.push_back(*p.values[j]);
+          pooled.emplace_back(*p.values[j], r.weight / std::max<size_t>(1, r.points.size()));
+        }
+        if (!own.empty()) {
+          std::sort(own.begin(), own.end());
+          line.p5 = NearestRank(own, 5);
+          line.p95 = NearestRank(own, 95);
+        }
+      }
+      band.alternatives.push_back(std::move(line));
+    }
+    band.points = static_cast<int>(pooled.size());
+    SetPercentiles(pooled, c.published, &band);
+    c.band = band;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status RunBands(const viosim::ScenarioFile& file, const BandSpec& spec, const RunRequest& request,
                       Reproduction* rep, BandPlan* plan_out, std::vector<BandPoint>* points_out) {
+  if (file.scenario.alternative_size() > 0) return RunAlternativeBands(file, spec, request, rep);
   absl::StatusOr<BandPlan> plan = PlanBands(file, spec, request);
   if (!plan.ok()) return plan.status();
   std::vector<absl::StatusOr<BandPoint>> done(static_cast<size_t>(spec.k), absl::UnknownError("not run"));

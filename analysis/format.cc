@@ -255,7 +255,23 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
         for (const BandDriver& d : b.drivers) {
           j.BeginObject().Key("field").String(d.field).Key("rank_corr").Number(d.rank_corr).EndObject();
         }
-        j.EndArray().EndObject();
+        j.EndArray();
+        if (!b.alternatives.empty()) {
+          j.Key("alternatives").BeginArray();
+          for (const CellBand::Alternative& a : b.alternatives) {
+            j.BeginObject().Key("name").String(a.name).Key("weight").Number(a.weight);
+            CiJson(a.value, j.Key("value"));
+            j.Key("refit").BeginArray();
+            for (const std::string& r : a.refit) j.String(r);
+            j.EndArray();
+            j.Key("dropped").String(a.dropped);
+            CiJson(a.p5, j.Key("p5"));
+            CiJson(a.p95, j.Key("p95"));
+            j.EndObject();
+          }
+          j.EndArray();
+        }
+        j.EndObject();
       }
       j.EndObject();
     }
@@ -449,6 +465,7 @@ std::string BandsText(const std::vector<Reproduction>& reps, bool bands) {
   std::string drivers;
   std::string failures;
   std::string unbanded;
+  std::string alternatives;
   for (const Reproduction& rep : reps) {
     bool predicts = false, banded = false;
     for (const Cell& c : rep.cells) {
@@ -477,11 +494,25 @@ std::string BandsText(const std::vector<Reproduction>& reps, bool bands) {
         const std::string line = absl::StrCat("  refit failed at ", w.points, " of ", b.k, " points of ", c.scenario, ": ", w.reason, "\n");
         if (failures.find(line) == std::string::npos) absl::StrAppend(&failures, line);
       }
+      for (const CellBand::Alternative& a : b.alternatives) {
+        absl::StrAppend(&alternatives, "  ", c.scenario, " / ", c.variant, " / ", c.metric, " under ", a.name,
+                        absl::StrFormat(" (weight %g)", a.weight), ": ");
+        if (!a.dropped.empty()) {
+          absl::StrAppend(&alternatives, "dropped: ", a.dropped, "\n");
+          continue;
+        }
+        absl::StrAppend(&alternatives, a.value ? Sig(*a.value) : "-",
+                        a.p5 && a.p95 ? absl::StrCat(" (its points ", Sig(*a.p5), "..", Sig(*a.p95), ")") : "",
+                        a.refit.empty() ? "" : absl::StrCat("; refitted ", absl::StrJoin(a.refit, ", ")), "\n");
+      }
     }
   }
   if (rows.size() == 1) return unbanded.empty() ? "" : absl::StrCat("\nprediction bands\n", unbanded);
   return absl::StrCat("\nprediction bands (5-95% over the points whose refit succeeded)\n",
                       Table(rows, "", "lllrrrrrlrr"),
+                      alternatives.empty() ? "" : absl::StrCat("alternatives (each model choice the sources leave open, "
+                                                               "refitted under it; the band pools the kept ones):\n",
+                                                               alternatives),
                       "drivers (Spearman rank correlation of a cost's drawn value with the cell, top 3):\n", drivers, failures,
                       unbanded);
 }

@@ -40,6 +40,18 @@ struct CellBand {
   std::vector<Failure> failures;  // the refit failures by reason, sorted by reason
   bool inside = false;   // p5 <= published <= p95
   std::vector<BandDriver> drivers;  // by |rank_corr|, largest first
+  // With the scenario's alternatives: each one's line, in file order. The
+  // percentiles above are then over every kept alternative's points,
+  // weighted by its prior.
+  struct Alternative {
+    std::string name;
+    double weight = 1;
+    std::optional<double> value;  // the cell at the costs as written, the fits refitted
+    std::vector<std::string> refit;  // the fits' values there ("FIELD=VALUE")
+    std::string dropped;  // why it is left out of the band (refit failed, a calibration cell off); empty: kept
+    std::optional<double> p5, p95;  // over its own points
+  };
+  std::vector<Alternative> alternatives;
 };
 
 // A published difference checked against the mechanism's bound: the cell's

@@ -591,6 +591,11 @@ absl::StatusOr<PointSet> ReproducePoints(const Invocation& inv, const std::optio
     absl::StatusOr<Loaded> loaded = Load(path, request.overrides);
     if (!loaded.ok()) return loaded.status();
     std::optional<BandPlan> band_plan;
+    if (bands && loaded->file.scenario.alternative_size() > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": --bands over the scenario's ", loaded->file.scenario.alternative_size(),
+          " alternatives does not shard yet: run `viosim reproduce ", path, " --bands K` whole"));
+    }
     if (bands) {
       absl::StatusOr<BandPlan> p = DrawBands(loaded->file, *bands, request);
       if (!p.ok()) return p.status();

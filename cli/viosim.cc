@@ -277,6 +277,11 @@ int main(int argc, char** argv) {
   bool perf = false;
   run->add_option("scenario", run_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
   run->add_option("--variant,-v", run_variants, "Variant to run (repeatable; default: all)")->type_name("NAME");
+  std::string run_alternative;
+  run->add_option("--alternative", run_alternative,
+                  "Run under the scenario's alternative NAME (a model choice the sources leave open: its overlay over "
+                  "every variant)")
+      ->type_name("NAME");
   cli::OutputPath(run->add_option("--trace", trace_path,
                                   "Write a Chrome/Perfetto JSON trace of the first 1ms of the measured window to "
                                   "FILE (FILE.<variant>.json when several variants run)")
@@ -533,6 +538,10 @@ int main(int argc, char** argv) {
     }
     absl::StatusOr<viosim::ScenarioFile> file = load(run_path, Overrides(run_f));
     if (!file.ok()) return Fail(file.status());
+    if (!run_alternative.empty()) {
+      file = viosim::UnderAlternative(*file, run_alternative);
+      if (!file.ok()) return Fail(file.status());
+    }
     std::vector<std::string> variants = run_variants.empty() ? viosim::VariantNames(*file) : run_variants;
     if (absl::Status s = analysis::CheckPathsRead(*file, variants, Overrides(run_f)); !s.ok()) return Fail(s);
     analysis::RunRequest req;

@@ -473,6 +473,28 @@ void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
     }
   }
 
+  // Alternatives: named once each, overlays of a scenario's own fields.
+  const FieldDescriptor* alternative_f = Scenario::descriptor()->FindFieldByName("alternative");
+  std::map<std::string, int> alt_use;
+  for (int i = 0; i < s.alternative_size(); ++i) {
+    const Alternative& a = s.alternative(i);
+    const std::string path = JoinPath("", "alternative", i);
+    const Loc loc = LocationIn(tree, alternative_f, i, generated_at);
+    if (a.name().empty()) {
+      d->Add(loc, path + ".name", "an alternative needs a non-empty name");
+    } else if (const auto [it, inserted] = alt_use.emplace(a.name(), i); !inserted) {
+      d->Add(loc, path + ".name",
+             absl::StrCat("duplicate alternative name '", a.name(), "' (also used by alternative[", it->second, "])"));
+    }
+    for (const FieldDescriptor* banned : {variant_f, published_f, alternative_f}) {
+      if (a.overlay().GetReflection()->FieldSize(a.overlay(), banned) > 0) {
+        d->Add(loc, JoinPath(path + ".overlay", banned->name(), 0),
+               absl::StrCat("an alternative's overlay must not contain '", banned->name(), "'"));
+      }
+    }
+    if (a.overlay().has_matrix()) d->Add(loc, path + ".overlay.matrix", "an alternative's overlay may not contain a matrix");
+  }
+
   std::vector<std::string> variant_names;
   for (const Variant& v : s.variant()) {
     if (!v.name().empty()) variant_names.push_back(v.name());
@@ -1562,6 +1584,31 @@ std::string VariantDescription(const ScenarioFile& file, absl::string_view varia
     if (v.name() == variant_name) return v.description();
   }
   return SameVariant(variant_name, kBaseVariant) ? file.scenario.description() : "";
+}
+
+absl::StatusOr<ScenarioFile> UnderAlternative(const ScenarioFile& file, absl::string_view name) {
+  const Alternative* chosen = nullptr;
+  std::vector<std::string> names;
+  for (const Alternative& a : file.scenario.alternative()) {
+    names.push_back(a.name());
+    if (a.name() == name) chosen = &a;
+  }
+  if (chosen == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(file.path, ": no alternative '", name, "' (alternatives: ",
+                                                   names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
+  }
+  ScenarioFile out = file;
+  Scenario& s = out.scenario;
+  const Scenario overlay = chosen->overlay();
+  s.clear_alternative();
+  std::vector<Variant> variants(s.variant().begin(), s.variant().end());
+  s.clear_variant();
+  s.MergeFrom(overlay);
+  for (Variant& v : variants) {
+    if (v.has_overlay()) v.mutable_overlay()->MergeFrom(overlay);
+    *s.add_variant() = std::move(v);
+  }
+  return out;
 }
 
 std::vector<std::string> VariantNames(const ScenarioFile& file) {

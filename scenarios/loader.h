@@ -83,6 +83,12 @@ absl::StatusOr<ScenarioFile> LoadScenarioFile(const std::string& path);
 absl::StatusOr<ScenarioFile> ParseScenarioText(const std::string& path,
                                                const std::string& text);
 
+// `file` under its alternative `name`: the alternative's overlay merged
+// over the base scenario and over every variant's overlay (so it wins over
+// both), the alternatives themselves cleared. InvalidArgument naming the
+// alternatives when the file has none of that name.
+absl::StatusOr<ScenarioFile> UnderAlternative(const ScenarioFile& file, absl::string_view name);
+
 // The variants of `file` in file order. A file without variants has one,
 // kBaseVariant, which is the base scenario itself.
 std::vector<std::string> VariantNames(const ScenarioFile& file);

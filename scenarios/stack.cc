@@ -101,7 +101,7 @@ models::SourceKind KindOf(const Source& s) {
   }
 }
 
-absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, int home_socket) {
+absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, const Params& run, int home_socket) {
   const Params l = platform["cache_lines"];
   models::LineCosts c;
   const std::string& preset = l.Str("preset");
@@ -132,9 +132,12 @@ absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, int home_s
     c.arbitration = models::LineArbitration::kFifo;
   } else if (arbitration == "unqueued") {
     c.arbitration = models::LineArbitration::kUnqueued;
+  } else if (arbitration == "random") {
+    c.arbitration = models::LineArbitration::kRandom;
+    c.seed = static_cast<uint64_t>(run.Int("seed"));
   } else {
     return absl::InvalidArgumentError(absl::StrCat("field 'platform.cache_lines.arbitration': unknown policy '",
-                                                   arbitration, "' (policies: nearest_first, fifo, unqueued)"));
+                                                   arbitration, "' (policies: nearest_first, fifo, random, unqueued)"));
   }
   // A queued transaction's occupancy: unqueued lines have no queue.
   if (c.arbitration != models::LineArbitration::kUnqueued) c.service_ratio = l.Real("service_ratio");

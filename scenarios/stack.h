@@ -171,7 +171,9 @@ absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time writ
 // platform.cache_lines: the preset table with the scenario's per-distance
 // overrides, the service ratio, the arbitration; lines homed on
 // `home_socket`. InvalidArgument naming the field.
-absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, int home_socket);
+// `run` is the scenario's run control: "random" arbitration draws from its
+// seed.
+absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, const Params& run, int home_socket);
 // platform.lock_handoff, zero when unset.
 absl::StatusOr<sim::Time> LockHandoff(const Params& platform);
 

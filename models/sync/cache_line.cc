@@ -9,6 +9,7 @@ namespace models {
 const char* LineArbitrationName(LineArbitration a) {
   switch (a) {
     case LineArbitration::kUnqueued: return "unqueued";
+    case LineArbitration::kRandom: return "random";
     case LineArbitration::kFifo: return "fifo";
     case LineArbitration::kNearestFirst: return "nearest_first";
   }
@@ -16,7 +17,11 @@ const char* LineArbitrationName(LineArbitration a) {
 }
 
 CacheLine::CacheLine(sim::Simulator& sim, std::string name, const LineCosts& costs)
-    : sim_(&sim), name_(std::move(name)), costs_(costs), handoff_(costs.handoff.Table()) {
+    : sim_(&sim),
+      name_(std::move(name)),
+      costs_(costs),
+      handoff_(costs.handoff.Table()),
+      rng_(sim::Rng::ForStream(costs.seed, name_)) {
   const double ratio = costs_.arbitration == LineArbitration::kUnqueued ? 1.0 : costs_.service_ratio;
   for (int d = 0; d < kCpuDistances; ++d) {
     service_[d] = sim::Time::Picos(std::llround(static_cast<double>(handoff_[d].ps()) * ratio));
@@ -155,6 +160,13 @@ void CacheLine::Unlink(Access* a) {
 
 CacheLine::Access* CacheLine::Choose() {
   Access* oldest = head_;
+  if (costs_.arbitration == LineArbitration::kRandom) {
+    // Any waiter alike, wherever it sits: the locality-free arbitration.
+    uint64_t k = rng_.Below(static_cast<uint64_t>(waiters_));
+    Access* a = head_;
+    while (k-- > 0 && a->next_ != nullptr) a = a->next_;
+    return a;
+  }
   if (costs_.arbitration != LineArbitration::kNearestFirst || holder_ == nullptr) return oldest;
   if (oldest->passed_ >= costs_.max_bypass) return oldest;
   // The holder's LLC first.

@@ -58,11 +58,12 @@
 #include "models/cpu/callback.h"
 #include "models/cpu/cpu.h"
 #include "models/sync/handoff_costs.h"
+#include "sim/rng.h"
 #include "sim/time.h"
 
 namespace models {
 
-enum class LineArbitration : uint8_t { kUnqueued, kFifo, kNearestFirst };
+enum class LineArbitration : uint8_t { kUnqueued, kFifo, kNearestFirst, kRandom };
 const char* LineArbitrationName(LineArbitration a);
 
 // How a machine's contended lines behave.
@@ -78,6 +79,8 @@ struct LineCosts {
   int max_bypass = 1;
   // The socket the lines' memory is on (HomedDistance); -1: not modeled.
   int home_socket = -1;
+  // kRandom: the seed of each line's stream (mixed with the line's name).
+  uint64_t seed = 1;
 };
 
 class CacheLine {
@@ -194,6 +197,7 @@ class CacheLine {
   std::array<sim::Time, kCpuDistances> handoff_;  // LockHandoffCosts::Table()
   std::array<sim::Time, kCpuDistances> service_;  // handoff_ x service_ratio
   bool ideal_ = false;
+  sim::Rng rng_;  // kRandom's choice of the next owner
   const Cpu* writer_ = nullptr;
   const Cpu* holder_ = nullptr;  // the CPU of the last transaction
   // Another CPU read the line since its last write.

@@ -6,8 +6,8 @@
 
 namespace viosim::stacks {
 
-absl::StatusOr<MdLineCosts> MdLines(const Params& platform, int home_socket, double k) {
-  absl::StatusOr<models::LineCosts> lines = LineCostsOf(platform, home_socket);
+absl::StatusOr<MdLineCosts> MdLines(const Params& scenario, int home_socket, double k) {
+  absl::StatusOr<models::LineCosts> lines = LineCostsOf(scenario["platform"], scenario["run"], home_socket);
   if (!lines.ok()) return lines.status();
   MdLineCosts c{*lines, lines->handoff};
   for (models::Param<sim::Time>* e :

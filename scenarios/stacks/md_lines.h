@@ -19,7 +19,7 @@ struct MdLineCosts {
 
 // `k`: lock word transfers per contended hand-off. InvalidArgument naming
 // the platform's field.
-absl::StatusOr<MdLineCosts> MdLines(const Params& platform, int home_socket, double k);
+absl::StatusOr<MdLineCosts> MdLines(const Params& scenario, int home_socket, double k);
 
 }  // namespace viosim::stacks
 

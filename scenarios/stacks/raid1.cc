@@ -163,7 +163,7 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   }
   const double transfers = r.Real("lock_word_transfers");
   const int home_socket = static_cast<int>(r.Int("home_socket"));
-  absl::StatusOr<MdLineCosts> lines = MdLines(s["platform"], home_socket, transfers);
+  absl::StatusOr<MdLineCosts> lines = MdLines(s, home_socket, transfers);
   if (!lines.ok()) return lines.status();
   models::Raid1Params params;
   absl::StatusOr<bool> if_sleeper = PatchedPlacement(r, "wake_up", {UNDER_LOCK, IF_SLEEPER});

@@ -176,7 +176,7 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
     return absl::InvalidArgumentError("field 'stack.raid10.lock_word_transfers' is required");
   }
   const double transfers = r.Real("lock_word_transfers");
-  absl::StatusOr<MdLineCosts> lines = MdLines(s["platform"], static_cast<int>(r.Int("home_socket")), transfers);
+  absl::StatusOr<MdLineCosts> lines = MdLines(s, static_cast<int>(r.Int("home_socket")), transfers);
   if (!lines.ok()) return lines.status();
   models::Raid10Params params;
   absl::StatusOr<bool> if_sleeper = PatchedPlacement(r, "unplug_wake_up", {UNDER_LOCK, IF_SLEEPER});
