@@ -498,7 +498,7 @@ std::string BandsText(const std::vector<Reproduction>& reps, bool bands) {
         absl::StrAppend(&alternatives, "  ", c.scenario, " / ", c.variant, " / ", c.metric, " under ", a.name,
                         absl::StrFormat(" (weight %g)", a.weight), ": ");
         if (!a.dropped.empty()) {
-          absl::StrAppend(&alternatives, "dropped: ", a.dropped, "\n");
+          absl::StrAppend(&alternatives, a.value ? Sig(*a.value) : "-", "; dropped: ", a.dropped, "\n");
           continue;
         }
         absl::StrAppend(&alternatives, a.value ? Sig(*a.value) : "-",
