@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -371,6 +372,41 @@ void SetPercentiles(const std::vector<std::pair<double, double>>& v, double publ
   band->inside = band->p5 <= published && published <= band->p95;
 }
 
+// Whether the cell's point estimate lies in its band, and when not, why:
+// costs drawn on one side of their value only, the fits' slack (each
+// point refits to within the refit tolerance of its cell, from either
+// side, while the point keeps the file's fitted values), and always the
+// number of points (with K points the 5-95% band is about their range).
+void ExplainPoint(const BandPlan& plan, const Cell& c, CellBand* band) {
+  if (band->points == 0) return;
+  band->point_inside = band->p5 <= c.modeled && c.modeled <= band->p95;
+  if (band->point_inside) return;
+  const double edge = c.modeled < band->p5 ? band->p5 : band->p95;
+  const double gap_pct = 100 * std::fabs(edge - c.modeled) / std::fabs(c.modeled);
+  std::vector<std::string> one_sided;
+  for (const UncertainField& u : plan.fields) {
+    if (u.lo_factor >= 1 && u.hi_factor > 1) {
+      one_sided.push_back(absl::StrCat(u.field.path, " (drawn only above its value)"));
+    } else if (u.hi_factor <= 1 && u.lo_factor < 1) {
+      one_sided.push_back(absl::StrCat(u.field.path, " (drawn only below its value)"));
+    }
+  }
+  if (!one_sided.empty()) {
+    band->outside_why.push_back(absl::StrCat("costs drawn on one side of their value: ", absl::StrJoin(one_sided, ", ")));
+  }
+  if (!plan.fits.empty() && gap_pct <= 2 * plan.spec.refit_tolerance_pct) {
+    std::vector<std::string> fits;
+    for (const BandFit& f : plan.fits) fits.push_back(f.spec.field);
+    band->outside_why.push_back(absl::StrFormat(
+        "the fits' slack: each point refits %s to within %g%% of its cell, from either side, while the point keeps "
+        "the file's fitted values; the point is %.2f%% from the band",
+        absl::StrJoin(fits, ", "), plan.spec.refit_tolerance_pct, gap_pct));
+  }
+  band->outside_why.push_back(absl::StrFormat(
+      "%d points: the 5-95%% band is about their range, and the point lies %.2f%% beyond it%s", band->points,
+      gap_pct, band->points < 40 ? " (more points, --bands K, widen it toward the model's own spread)" : ""));
+}
+
 // A search whose range does not bracket its cell: the end nearer the cell
 // when it lies within the cell's published tolerance, else -1.
 int NearEdgeWithin(const Calibration& c) {
@@ -484,6 +520,7 @@ void AttachBands(const BandPlan& plan, const std::vector<BandPoint>& points, std
     for (Cell& c : *cells) {
       if (c.variant != plan.cell_keys[j].first || c.metric != plan.cell_keys[j].second) continue;
       SetPercentiles(weighted, c.published, &band);
+      ExplainPoint(plan, c, &band);
       c.band = band;
     }
   }
@@ -609,6 +646,12 @@ absl::Status RunAlternativeBands(const viosim::ScenarioFile& file, const BandSpe
     }
     band.points = static_cast<int>(pooled.size());
     SetPercentiles(pooled, c.published, &band);
+    for (const AlternativeRun& r : runs) {
+      if (r.dropped.empty()) {
+        ExplainPoint(r.plan, c, &band);
+        break;
+      }
+    }
     c.band = band;
   }
   return absl::OkStatus();

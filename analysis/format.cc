@@ -251,7 +251,10 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
           j.BeginObject().Key("reason").String(w.reason).Key("points").Number(w.points).EndObject();
         }
         j.EndArray();
-        j.Key("inside").Bool(b.inside).Key("drivers").BeginArray();
+        j.Key("inside").Bool(b.inside).Key("point_inside").Bool(b.point_inside).Key("outside_why").BeginArray();
+        for (const std::string& w : b.outside_why) j.String(w);
+        j.EndArray();
+        j.Key("drivers").BeginArray();
         for (const BandDriver& d : b.drivers) {
           j.BeginObject().Key("field").String(d.field).Key("rank_corr").Number(d.rank_corr).EndObject();
         }
@@ -466,6 +469,7 @@ std::string BandsText(const std::vector<Reproduction>& reps, bool bands) {
   std::string failures;
   std::string unbanded;
   std::string alternatives;
+  std::string outside;
   for (const Reproduction& rep : reps) {
     bool predicts = false, banded = false;
     for (const Cell& c : rep.cells) {
@@ -494,6 +498,10 @@ std::string BandsText(const std::vector<Reproduction>& reps, bool bands) {
         const std::string line = absl::StrCat("  refit failed at ", w.points, " of ", b.k, " points of ", c.scenario, ": ", w.reason, "\n");
         if (failures.find(line) == std::string::npos) absl::StrAppend(&failures, line);
       }
+      if (!b.point_inside) {
+        absl::StrAppend(&outside, "  ", c.scenario, " / ", c.variant, " / ", c.metric, ": point ", Sig(c.modeled),
+                        " outside ", Sig(b.p5), "..", Sig(b.p95), ": ", absl::StrJoin(b.outside_why, "; "), "\n");
+      }
       for (const CellBand::Alternative& a : b.alternatives) {
         absl::StrAppend(&alternatives, "  ", c.scenario, " / ", c.variant, " / ", c.metric, " under ", a.name,
                         absl::StrFormat(" (weight %g)", a.weight), ": ");
@@ -510,6 +518,7 @@ std::string BandsText(const std::vector<Reproduction>& reps, bool bands) {
   if (rows.size() == 1) return unbanded.empty() ? "" : absl::StrCat("\nprediction bands\n", unbanded);
   return absl::StrCat("\nprediction bands (5-95% over the points whose refit succeeded)\n",
                       Table(rows, "", "lllrrrrrlrr"),
+                      outside.empty() ? "" : absl::StrCat("point estimates outside their band, and why:\n", outside),
                       alternatives.empty() ? "" : absl::StrCat("alternatives (each model choice the sources leave open, "
                                                                "refitted under it; the band pools the kept ones):\n",
                                                                alternatives),

@@ -39,6 +39,11 @@ struct CellBand {
   };
   std::vector<Failure> failures;  // the refit failures by reason, sorted by reason
   bool inside = false;   // p5 <= published <= p95
+  // Whether the point estimate (the scenario's values as written) lies in
+  // the band; when not, why (each cause that applies, the last always the
+  // number of points).
+  bool point_inside = true;
+  std::vector<std::string> outside_why;
   std::vector<BandDriver> drivers;  // by |rank_corr|, largest first
   // With the scenario's alternatives: each one's line, in file order. The
   // percentiles above are then over every kept alternative's points,
