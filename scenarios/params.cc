@@ -144,13 +144,12 @@ bool Params::Bool(absl::string_view name) const {
   return msg_->GetReflection()->GetBool(*msg_, f);
 }
 
-const std::string& Params::Str(absl::string_view name) const {
+std::string Params::Str(absl::string_view name) const {
   const FieldDescriptor* f = Scalar(name);
   if (f->cpp_type() != FieldDescriptor::CPPTYPE_STRING) {
     ABSL_RAW_LOG(FATAL, "Params: field '%s' is not a string", PathOf(name).c_str());
   }
-  std::string scratch;
-  return msg_->GetReflection()->GetStringReference(*msg_, f, &scratch);
+  return msg_->GetReflection()->GetString(*msg_, f);
 }
 
 int Params::Enum(absl::string_view name) const {

@@ -78,7 +78,7 @@ class Params {
   int64_t Int(absl::string_view name) const;
   double Real(absl::string_view name) const;
   bool Bool(absl::string_view name) const;
-  const std::string& Str(absl::string_view name) const;
+  std::string Str(absl::string_view name) const;
   // An enum field's value number.
   int Enum(absl::string_view name) const;
   // A TIME field as a duration; InvalidArgument naming the field when it
