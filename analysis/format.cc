@@ -154,7 +154,8 @@ std::string FormatVariantText(const viosim::VariantResult& r) {
 
 namespace {
 
-void RunJson(const std::string& scenario, const std::vector<viosim::VariantResult>& results, std::string* out) {
+void RunJson(const std::string& scenario, const std::vector<viosim::VariantResult>& results, const Comparison* gains,
+             std::string* out) {
   JsonWriter j;
   j.BeginObject().Key("scenario").String(scenario).Key("variants").BeginArray();
   for (const viosim::VariantResult& r : results) {
@@ -162,7 +163,20 @@ void RunJson(const std::string& scenario, const std::vector<viosim::VariantResul
     VariantJson(r, j);
     j.EndObject();
   }
-  j.EndArray().EndObject();
+  j.EndArray();
+  if (gains != nullptr) {
+    j.Key("gains").BeginObject().Key("a").String(gains->a).Key("b").String(gains->b).Key("metrics").BeginArray();
+    for (const Gain& g : gains->gains) {
+      j.BeginObject().Key("metric").String(g.metric).Key("a").Number(g.a).Key("b").Number(g.b);
+      CiJson(g.ratio, j.Key("ratio"));
+      CiJson(g.ratio_ci95, j.Key("ratio_ci95"));
+      j.Key("difference").Number(g.difference);
+      CiJson(g.difference_ci95, j.Key("difference_ci95"));
+      j.EndObject();
+    }
+    j.EndArray().EndObject();
+  }
+  j.EndObject();
   *out += j.str();
 }
 
@@ -436,14 +450,15 @@ std::string FormatLockStat(const std::vector<viosim::LockStatRow>& rows, const s
 }
 
 std::string FormatRun(const std::string& scenario, const std::string& description,
-                      const std::vector<viosim::VariantResult>& results, Format f) {
+                      const std::vector<viosim::VariantResult>& results, Format f, const Comparison* gains) {
   std::string out;
   switch (f) {
     case Format::kText:
       RunText(scenario, description, results, &out);
+      if (gains != nullptr) out += GainsText(*gains);
       break;
     case Format::kJson:
-      RunJson(scenario, results, &out);
+      RunJson(scenario, results, gains, &out);
       break;
     case Format::kCsv:
       out = "scenario,variant,metric,value,ci95\n";
@@ -451,6 +466,17 @@ std::string FormatRun(const std::string& scenario, const std::string& descriptio
         for (const auto& m : r.metrics) {
           absl::StrAppend(&out, CsvField(scenario), ",", CsvField(r.variant), ",", m.name, ",",
                           CiCsv(MeasuredValue(m)), ",", CiCsv(m.ci95), "\n");
+        }
+      }
+      // The gains as rows of their own: variant "B/A", metric "M:ratio"
+      // and "M:difference".
+      if (gains != nullptr) {
+        const std::string pair = CsvField(absl::StrCat(gains->b, "/", gains->a));
+        for (const Gain& g : gains->gains) {
+          absl::StrAppend(&out, CsvField(scenario), ",", pair, ",", g.metric, ":ratio,", CiCsv(g.ratio), ",",
+                          CiCsv(g.ratio_ci95), "\n");
+          absl::StrAppend(&out, CsvField(scenario), ",", pair, ",", g.metric, ":difference,", FormatNumber(g.difference),
+                          ",", CiCsv(g.difference_ci95), "\n");
         }
       }
       break;

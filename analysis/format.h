@@ -10,6 +10,7 @@
 #include "analysis/calibrate.h"
 #include "analysis/gate.h"
 #include "analysis/json.h"
+#include "analysis/gains.h"
 #include "analysis/runner.h"
 #include "scenarios/builder.h"
 #include "scenarios/loader.h"
@@ -19,8 +20,13 @@ namespace analysis {
 enum class Format { kText, kJson, kCsv };
 
 // `viosim run`: {"scenario": name, "variants": [{"name", "metrics", "ci95", ...}]}
+// With `gains`: text adds the gains table, JSON a "gains" object ({"a",
+// "b", "metrics": [{"metric", "a", "b", "ratio", "ratio_ci95",
+// "difference", "difference_ci95"}]}), CSV rows of variant "B/A" and metric
+// "M:ratio" / "M:difference".
 std::string FormatRun(const std::string& scenario, const std::string& description,
-                      const std::vector<viosim::VariantResult>& results, Format f);
+                      const std::vector<viosim::VariantResult>& results, Format f,
+                      const Comparison* gains = nullptr);
 
 // `viosim reproduce` and `viosim gate`: one row per cell.
 // JSON: {"cells": [{"scenario", "variant", "metric", "published", "modeled",

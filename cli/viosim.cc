@@ -277,6 +277,11 @@ int main(int argc, char** argv) {
   bool perf = false;
   run->add_option("scenario", run_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
   run->add_option("--variant,-v", run_variants, "Variant to run (repeatable; default: all)")->type_name("NAME");
+  std::string run_compare;
+  run->add_option("--compare", run_compare,
+                  "The pair whose gains (ratio and difference per metric, 95% intervals from paired batches) to "
+                  "print, B against A, the ratio B/A (default: the second of exactly two variants against the first)")
+      ->type_name("B/A");
   std::string run_alternative;
   run->add_option("--alternative", run_alternative,
                   "Run under the scenario's alternative NAME (a model choice the sources leave open: its overlay over "
@@ -586,8 +591,11 @@ int main(int argc, char** argv) {
         if (replaceable) traces_written.push_back(path);
       }
     }
+    absl::StatusOr<std::optional<analysis::Comparison>> gains = analysis::CompareOf(*results, run_compare);
+    if (!gains.ok()) return Fail(gains.status());
     const int emitted = Emit(run_f, analysis::FormatRun(file->scenario.name(), file->scenario.description(),
-                                                        *results, ToFormat(run_f.format)));
+                                                        *results, ToFormat(run_f.format),
+                                                        gains->has_value() ? &**gains : nullptr));
     if (emitted != kExitOk) remove_traces();
     return emitted;
   }

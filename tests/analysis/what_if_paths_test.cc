@@ -237,13 +237,17 @@ TEST(WhatIfPathsTest, EveryReadPathMovesTheOutput) {
       for (const std::string& p : reads) {
         const std::vector<std::string> values = TwoValues(*base, p);
         ASSERT_GE(values.size(), 2u) << p;
+        // Short runs first; an allowed path is not run at length (it is
+        // expected not to move); any other gets the scenario's own runs.
+        const std::string key = absl::StrCat(path, ": ", p);
+        const bool allowed = AllowList().count(key) > 0 || AllowList().count(p) > 0;
         bool moved = false;
         for (bool shorter : {true, false}) {
+          if (!shorter && allowed) break;
           for (size_t i = 0; i < variants.size() && !moved; ++i) moved = Moves(*file, variants[i], p, values, shorter);
         }
         if (moved) continue;
-        const std::string key = absl::StrCat(path, ": ", p);
-        if (AllowList().count(key) > 0 || AllowList().count(p) > 0) {
+        if (allowed) {
           allowed_hits.insert(AllowList().count(key) > 0 ? key : p);
         } else {
           unmoved.push_back(absl::StrCat(key, " at ", values[0], " and ", values[1]));

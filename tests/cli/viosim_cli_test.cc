@@ -1162,3 +1162,30 @@ TEST(WhatIfTest, ListParamsShowsWhatEachVariantReads) {
 }
 
 }  // namespace
+
+namespace {
+
+// Gains: two variants' run ends with B against A per metric, the ratio and
+// the difference with intervals from paired batches, in every format.
+TEST(GainsTest, ARunOfTwoVariantsShowsTheGainsWithIntervals) {
+  Result t = Viosim("run scenarios/virtio_blk_kick_lock.textproto");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("== gains: after against before (95% intervals from the runs' batches, paired)"));
+  EXPECT_THAT(t.out, HasSubstr("3.097 +/-"));  // after / before IOPS
+  Result j = Viosim("run scenarios/virtio_blk_kick_lock.textproto --format json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_THAT(j.out, HasSubstr("\"gains\": {"));
+  EXPECT_THAT(j.out, HasSubstr("\"ratio_ci95\": "));
+  Result c = Viosim("run scenarios/virtio_blk_kick_lock.textproto --format csv --compare after/before");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_THAT(c.out, HasSubstr("virtio_blk_kick_lock,after/before,iops:ratio,3.097"));
+  Result flipped = Viosim("run scenarios/virtio_blk_kick_lock.textproto --format csv --compare before/after");
+  EXPECT_THAT(flipped.out, HasSubstr("virtio_blk_kick_lock,before/after,iops:ratio,0.3228"));
+  Result bad = Viosim("run scenarios/virtio_blk_kick_lock.textproto --compare nope/before");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--compare 'nope/before': 'nope' is not a variant of the run (it runs: before, after)"));
+  Result one = Viosim("run scenarios/virtio_blk_kick_lock.textproto --variant before");
+  EXPECT_THAT(one.out, Not(HasSubstr("== gains")));
+}
+
+}  // namespace
