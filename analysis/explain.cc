@@ -1,5 +1,6 @@
 #include "analysis/explain.h"
 
+#include "analysis/gains.h"
 #include "analysis/reads.h"
 
 #include <algorithm>
@@ -68,12 +69,7 @@ std::optional<double> PairedHalfWidth(const sim::MetricEstimate& plus, const sim
     if (!(p > 0) || !(m > 0) || !std::isfinite(p) || !std::isfinite(m)) return std::nullopt;
     e.push_back(std::log(p / m) / log_step);
   }
-  double mean = 0;
-  for (double x : e) mean += x / static_cast<double>(k);
-  double ss = 0;
-  for (double x : e) ss += (x - mean) * (x - mean);
-  const double kd = static_cast<double>(k);
-  return sim::StudentT975(static_cast<int64_t>(k) - 1) * std::sqrt(ss / (kd - 1) / kd);
+  return HalfWidth(e);
 }
 
 // How strongly a cost sets the metric, in words, from |e|.

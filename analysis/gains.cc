@@ -8,9 +8,6 @@
 #include "sim/stats.h"
 
 namespace analysis {
-namespace {
-
-// The 95% half-width of the mean of `x` (Student's t); none under two.
 std::optional<double> HalfWidth(const std::vector<double>& x) {
   const size_t k = x.size();
   if (k < 2) return std::nullopt;
@@ -21,8 +18,6 @@ std::optional<double> HalfWidth(const std::vector<double>& x) {
   const double kd = static_cast<double>(k);
   return sim::StudentT975(static_cast<int64_t>(k) - 1) * std::sqrt(ss / (kd - 1) / kd);
 }
-
-}  // namespace
 
 Comparison Compare(const viosim::VariantResult& a, const viosim::VariantResult& b) {
   Comparison c;

@@ -30,6 +30,10 @@ struct Comparison {
   std::vector<Gain> gains;  // in a's metric order, the metrics both report
 };
 
+// The 95% half-width of the mean of `x` (Student's t): how paired batch
+// differences, ratios or elasticities give an interval. None under two.
+std::optional<double> HalfWidth(const std::vector<double>& x);
+
 // `b` against `a`.
 Comparison Compare(const viosim::VariantResult& a, const viosim::VariantResult& b);
 
