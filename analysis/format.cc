@@ -635,6 +635,18 @@ std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& 
   switch (f) {
     case Format::kText: {
       std::string out = Table(CellRows(reps), "", "lllrrrrrll");
+      // Per cell, what the gate holds it to: its baseline, its move and
+      // the drift it is allowed.
+      std::vector<std::vector<std::string>> rows = {
+          {"scenario", "variant", "metric", "modeled", "baseline", "moved", "allowed", "gate"}};
+      for (const GateFinding& g : report.findings) {
+        if (g.metric.empty()) continue;
+        rows.push_back({g.scenario, g.variant, g.metric, Sig(g.modeled), g.baseline ? Sig(*g.baseline) : "-",
+                        g.moved_pct ? absl::StrFormat("%+.3f%%", *g.moved_pct) : "-",
+                        absl::StrFormat("%.3g%%", g.allowed_pct), g.problem.empty() ? "ok" : "FAIL"});
+      }
+      out += "\n";
+      out += Table(rows, "", "lllrrrrl");
       out += "\n";
       for (const GateFinding& g : report.findings) {
         if (!g.problem.empty()) absl::StrAppend(&out, g.scenario, " / ", g.variant, " / ", g.metric, ": ", g.problem, "\n");
@@ -650,6 +662,15 @@ std::string FormatGate(const std::vector<Reproduction>& reps, const GateReport& 
         if (g.problem.empty()) continue;
         j.BeginObject().Key("scenario").String(g.scenario).Key("variant").String(g.variant);
         j.Key("metric").String(g.metric).Key("problem").String(g.problem).EndObject();
+      }
+      j.EndArray().Key("gate").BeginArray();
+      for (const GateFinding& g : report.findings) {
+        if (g.metric.empty()) continue;
+        j.BeginObject().Key("scenario").String(g.scenario).Key("variant").String(g.variant);
+        j.Key("metric").String(g.metric).Key("modeled").Number(g.modeled);
+        CiJson(g.baseline, j.Key("baseline"));
+        CiJson(g.moved_pct, j.Key("moved_pct"));
+        j.Key("allowed_pct").Number(g.allowed_pct).Key("ok").Bool(g.problem.empty()).EndObject();
       }
       j.EndArray().Key("pass").Bool(report.failures == 0).EndObject();
       return j.str();

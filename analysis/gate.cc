@@ -77,7 +77,14 @@ GateReport CheckGate(const std::vector<Reproduction>& reps, const viosim::Baseli
     }
     for (const Cell& c : r.cells) {
       present.insert(Key(c.scenario, c.variant, c.metric));
-      report.findings.push_back({c.scenario, c.variant, c.metric, CellProblem(c, base)});
+      GateFinding f{c.scenario, c.variant, c.metric, CellProblem(c, base)};
+      f.modeled = c.modeled;
+      f.allowed_pct = DriftTolerancePct(c);
+      if (auto it = base.find(Key(c.scenario, c.variant, c.metric)); it != base.end()) {
+        f.baseline = it->second;
+        f.moved_pct = MovePct(c.modeled, it->second);
+      }
+      report.findings.push_back(std::move(f));
     }
   }
   for (const auto& b : baseline.cell()) {

@@ -6,6 +6,7 @@
 #ifndef VIOSIM_ANALYSIS_GATE_H_
 #define VIOSIM_ANALYSIS_GATE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ double DriftTolerancePct(const Cell& c);
 struct GateFinding {
   std::string scenario, variant, metric;
   std::string problem;  // empty when the cell passes
+  // A cell's: its baseline value (none when it has none), the modeled
+  // value, its move from the baseline and the drift it may make (percent).
+  std::optional<double> baseline;
+  double modeled = 0;
+  std::optional<double> moved_pct;
+  double allowed_pct = 0;
 };
 
 struct GateReport {

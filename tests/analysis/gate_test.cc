@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "analysis/format.h"
 #include "gtest/gtest.h"
 #include "scenarios/loader.h"
 
@@ -167,6 +168,47 @@ TEST(GateTest, UpdateKeepsOtherScenariosAndSorts) {
   EXPECT_EQ(b.cell(0).scenario(), "other");
   EXPECT_EQ(b.cell(1).variant(), "a");
   EXPECT_EQ(b.cell(2).variant(), "z");
+}
+
+}  // namespace
+}  // namespace analysis
+
+namespace analysis {
+namespace {
+
+// Each gated cell carries what the gate holds it to: its baseline, its move
+// and its allowed drift, and the text shows them in a table.
+TEST(GateTableTest, EveryCellShowsItsBaselineMoveAndAllowedDrift) {
+  Reproduction rep;
+  rep.scenario = "s";
+  Cell c;
+  c.scenario = "s";
+  c.variant = "v";
+  c.metric = "iops";
+  c.published = 100;
+  c.modeled = 101;
+  c.tolerance_pct = 5;
+  c.within = true;
+  rep.cells.push_back(c);
+  viosim::Baseline baseline;
+  auto* b = baseline.add_cell();
+  b->set_scenario("s");
+  b->set_variant("v");
+  b->set_metric("iops");
+  b->set_modeled(100);
+  const GateReport report = CheckGate({rep}, baseline);
+  ASSERT_EQ(report.findings.size(), 1u);
+  const GateFinding& f = report.findings[0];
+  ASSERT_TRUE(f.baseline.has_value());
+  EXPECT_EQ(*f.baseline, 100);
+  ASSERT_TRUE(f.moved_pct.has_value());
+  EXPECT_DOUBLE_EQ(*f.moved_pct, 1.0);
+  EXPECT_DOUBLE_EQ(f.allowed_pct, kMinDriftPct);
+  EXPECT_FALSE(f.problem.empty());  // 1% is more than the 0.5% floor
+  const std::string text = FormatGate({rep}, report, Format::kText);
+  EXPECT_NE(text.find("baseline"), std::string::npos) << text;
+  EXPECT_NE(text.find("allowed  gate"), std::string::npos) << text;
+  EXPECT_NE(text.find("+1.000%"), std::string::npos) << text;
 }
 
 }  // namespace
