@@ -242,6 +242,13 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
           .Key("source").String(c.source)
           .Key("known_gap").String(c.known_gap);
       CiJson(c.expected, j.Key("expected"));
+      if (c.effect) {
+        const Effect& e = *c.effect;
+        j.Key("effect").BeginObject().Key("partner").String(e.partner).Key("published").Number(e.published);
+        j.Key("modeled").Number(e.modeled);
+        CiJson(e.ci95, j.Key("ci95"));
+        j.Key("error_pct").Number(e.error_pct).EndObject();
+      }
       if (c.mechanism) {
         const MechanismBound& m = *c.mechanism;
         j.Key("bound").BeginObject().Key("partner").String(m.partner).Key("resources").BeginArray();
@@ -562,9 +569,16 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool ba
           if (!c.within) ++outside;
         }
       }
-      std::string gaps, bounds;
+      std::string gaps, bounds, effects;
       for (const auto& rep : reps) {
         for (const auto& c : rep.cells) {
+          if (c.effect) {
+            const Effect& e = *c.effect;
+            absl::StrAppend(&effects, absl::StrFormat("  %-22s %-22s %-16s %-22s %10.4gx %10.4gx%-12s %+8.1f%%\n",
+                                                      c.scenario, c.variant, c.metric, e.partner, e.published,
+                                                      e.modeled, e.ci95 ? absl::StrFormat(" +/-%.2g", *e.ci95) : "",
+                                                      e.error_pct));
+          }
           if (c.mechanism) {
             const MechanismBound& m = *c.mechanism;
             absl::StrAppend(&bounds, c.scenario, " / ", c.variant, " / ", c.metric, ": published ",
@@ -584,6 +598,13 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool ba
           }
         }
       }
+      if (!effects.empty()) {
+        effects = absl::StrCat(
+            "\neffects (each prediction over the calibration cell of its metric nearest to it: what a what-if reads)\n",
+            absl::StrFormat("  %-22s %-22s %-16s %-22s %11s %11s%-12s %9s\n", "scenario", "variant", "metric",
+                            "over", "published", "modeled", "", "error"),
+            effects);
+      }
       if (!bounds.empty()) {
         bounds = absl::StrCat("\nmechanism bounds (what the lock a patch moves the call out of could give, made "
                               "ideal in the variant before the patch: `viosim explain --ideal`)\n", bounds);
@@ -591,7 +612,7 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool ba
       return absl::StrCat(Table(CellRows(reps), "", "lllrrrrrll"), NotInformativeNote(reps),
                           absl::StrFormat("\n%d cells: %d within tolerance, %d outside\n", total, total - outside,
                                           outside),
-                          PredictionsText(reps), bounds, gaps, BandsText(reps, band_columns));
+                          PredictionsText(reps), effects, bounds, gaps, BandsText(reps, band_columns));
     }
     case Format::kJson: {
       JsonWriter j;

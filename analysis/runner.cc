@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "analysis/published.h"
+#include "analysis/gains.h"
 #include "analysis/reads.h"
 
 namespace analysis {
@@ -227,6 +228,31 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
 
 std::vector<std::string> PlacementResourcesBetween(const viosim::Scenario& a, const viosim::Scenario& b);
 
+// How many fields two resolved scenarios differ in.
+int FieldsApart(const viosim::Scenario& a, const viosim::Scenario& b) {
+  class Counter : public google::protobuf::util::MessageDifferencer::Reporter {
+   public:
+    void ReportAdded(const google::protobuf::Message&, const google::protobuf::Message&,
+                     const std::vector<google::protobuf::util::MessageDifferencer::SpecificField>&) override {
+      ++n;
+    }
+    void ReportDeleted(const google::protobuf::Message&, const google::protobuf::Message&,
+                       const std::vector<google::protobuf::util::MessageDifferencer::SpecificField>&) override {
+      ++n;
+    }
+    void ReportModified(const google::protobuf::Message&, const google::protobuf::Message&,
+                        const std::vector<google::protobuf::util::MessageDifferencer::SpecificField>&) override {
+      ++n;
+    }
+    int n = 0;
+  };
+  Counter counter;
+  google::protobuf::util::MessageDifferencer d;
+  d.ReportDifferencesTo(&counter);
+  d.Compare(a, b);
+  return counter.n;
+}
+
 absl::StatusOr<ReproducePlan> PlanReproduce(const viosim::ScenarioFile& file, const RunRequest& request) {
   ReproducePlan plan;
   const auto& published = file.scenario.published();
@@ -407,6 +433,40 @@ absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, co
       if (p.has_expected()) c.expected = p.expected();
       rep.cells.push_back(std::move(c));
       cell_of.push_back(static_cast<size_t>(pi));
+    }
+  }
+  // The effects: each PREDICTION cell over the CALIBRATION cell of its
+  // metric whose resolved variant differs from it in the fewest fields.
+  {
+    std::map<std::string, viosim::Scenario> resolved;
+    for (const std::string& v : variants) {
+      absl::StatusOr<viosim::Scenario> r = viosim::ResolveVariant(file, v, request.overrides);
+      if (!r.ok()) return r.status();
+      resolved[v] = *std::move(r);
+    }
+    for (Cell& c : rep.cells) {
+      if (c.role != "prediction" || !c.measured) continue;
+      const Cell* best = nullptr;
+      int best_diff = 0;
+      for (const Cell& p : rep.cells) {
+        if (p.role != "calibration" || p.metric != c.metric || p.variant == c.variant || !p.measured) continue;
+        const int d = FieldsApart(resolved[c.variant], resolved[p.variant]);
+        if (best == nullptr || d < best_diff) {
+          best = &p;
+          best_diff = d;
+        }
+      }
+      if (best == nullptr || best->published == 0 || best->modeled == 0) continue;
+      Effect e;
+      e.partner = best->variant;
+      e.published = c.published / best->published;
+      e.modeled = c.modeled / best->modeled;
+      e.error_pct = 100 * (e.modeled / e.published - 1);
+      const Comparison g = Compare(rep.results[index[best->variant]], rep.results[index[c.variant]]);
+      for (const Gain& x : g.gains) {
+        if (x.metric == c.metric && (c.ci_informative || best->ci_informative)) e.ci95 = x.ratio_ci95;
+      }
+      c.effect = e;
     }
   }
   // The mechanism bounds of the paired PREDICTION cells.

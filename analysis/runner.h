@@ -72,6 +72,18 @@ struct MechanismBound {
   bool beyond = false;                 // |published_difference| > |bound|
 };
 
+// The effect a PREDICTION cell's change stands for: its value over its
+// partner's, the CALIBRATION cell of the same metric whose variant differs
+// from it least (fewest fields of the resolved scenarios), published and
+// modeled, and how far the modeled effect is from the published one.
+struct Effect {
+  std::string partner;
+  double published = 0;  // cell / partner, published
+  double modeled = 0;    // the same, modeled
+  std::optional<double> ci95;  // of the modeled effect, from the two runs' batches paired
+  double error_pct = 0;  // 100 * (modeled / published - 1)
+};
+
 // One modeled metric beside its published reference.
 struct Cell {
   std::string scenario;
@@ -95,6 +107,7 @@ struct Cell {
   std::optional<double> expected;  // the known gap's expected modeled value
   std::optional<CellBand> band;    // with --bands, on PREDICTION cells
   std::optional<MechanismBound> mechanism;  // on a PREDICTION cell whose pair differs in a placement switch
+  std::optional<Effect> effect;             // on a PREDICTION cell with a CALIBRATION partner
 };
 
 // 100 * (modeled - published) / |published| (infinite when published is 0

@@ -280,8 +280,16 @@ std::string MetricsJson(const std::vector<sim::MetricEstimate>& metrics) {
   std::string out = "[";
   for (size_t i = 0; i < metrics.size(); ++i) {
     const sim::MetricEstimate& m = metrics[i];
+    // The batches too (numerators, denominators), so that a merge pairs two
+    // runs' batches as one process does (reproduce's effects).
+    std::string num, den;
+    for (size_t b = 0; b < m.batch_numerators.size(); ++b) {
+      absl::StrAppend(&num, b ? "," : "", ExactNumber(m.batch_numerators[b]));
+      absl::StrAppend(&den, b ? "," : "", ExactNumber(m.batch_denominators[b]));
+    }
     absl::StrAppend(&out, i ? "," : "", "{\"name\":", JsonWriter::Quote(m.name), ",\"value\":", ExactNumber(m.value),
-                    ",\"ci95\":", ExactOptional(m.ci95), ",\"measured\":", m.measured ? "true" : "false", "}");
+                    ",\"ci95\":", ExactOptional(m.ci95), ",\"measured\":", m.measured ? "true" : "false",
+                    ",\"num\":[", num, "],\"den\":[", den, "]}");
   }
   return out + "]";
 }
@@ -863,6 +871,21 @@ absl::StatusOr<std::vector<sim::MetricEstimate>> ReadMetrics(const JsonValue& ru
     if (!c.ok()) return c.status();
     e.ci95 = *c;
     e.measured = *measured;
+    for (auto [key, into] : {std::pair{"num", &e.batch_numerators}, std::pair{"den", &e.batch_denominators}}) {
+      const JsonValue* list = m.Find(key);
+      if (list == nullptr) continue;
+      if (list->kind != JsonValue::Kind::kArray) {
+        return absl::InvalidArgumentError(absl::StrCat("field 'metrics' ", key, ": a list of numbers"));
+      }
+      for (const JsonValue& x : list->items) {
+        absl::StatusOr<double> d = ReadNumber(x);
+        if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("field 'metrics' ", key, ": ", d.status().message()));
+        into->push_back(*d);
+      }
+    }
+    if (e.batch_numerators.size() != e.batch_denominators.size()) {
+      return absl::InvalidArgumentError("field 'metrics': num and den must be as long as each other");
+    }
     out.push_back(std::move(e));
   }
   return out;
