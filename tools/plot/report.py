@@ -279,6 +279,37 @@ def reproduce(data, out):
                           "%s: published beside modeled" % s)
         save(fig, os.path.join(out, "%s.svg" % safe_id(s)))
 
+    # The effects panel: each prediction's change over its calibration
+    # partner, published beside modeled (what a what-if reads).
+    eff = [c for c in cells if isinstance(c.get("effect"), dict)]
+    if eff:
+        fig, ax = plt.subplots(figsize=(11, 0.26 * len(eff) + 1.4))
+        ys = list(range(len(eff)))[::-1]
+        h = 0.38
+        for y, c in zip(ys, eff):
+            e = c["effect"]
+            b1 = ax.barh(y + h / 2, e["published"] - 1, h, left=1, color=PUBLISHED, linewidth=0)
+            b1.patches[0].set_gid(safe_id("effect-published", c["scenario"], c["variant"], c["metric"]))
+            b2 = ax.barh(y - h / 2, e["modeled"] - 1, h, left=1, color=PREDICTION, linewidth=0)
+            b2.patches[0].set_gid(safe_id("effect-modeled", c["scenario"], c["variant"], c["metric"]))
+            if e.get("ci95") is not None:
+                ax.errorbar(e["modeled"], y - h / 2, xerr=e["ci95"], fmt="none", ecolor="black",
+                            elinewidth=0.8, capsize=1.8)
+            ax.annotate("%+.1f%%" % e["error_pct"], (max(e["published"], e["modeled"]), y),
+                        textcoords="offset points", xytext=(4, -3), fontsize=6.5)
+        ax.axvline(1, color="black", linewidth=0.8)
+        ax.set_yticks(ys)
+        ax.set_yticklabels(["%s  %s / %s  %s" % (c["scenario"], c["variant"], c["effect"]["partner"], c["metric"])
+                            for c in eff], fontsize=6.5)
+        ax.set_xlabel("effect: the prediction's value over its calibration partner's (1 = no change)")
+        ax.set_title("viosim: effects, published beside modeled (the label: the effect's error)", loc="left")
+        ax.legend(handles=[Patch(color=PUBLISHED, label="published effect"),
+                           Patch(color=PREDICTION, label="modeled effect")], loc="lower right")
+        ax.grid(axis="x", linewidth=0.4, color="#dddddd")
+        ax.set_axisbelow(True)
+        fig.subplots_adjust(left=0.44, right=0.97)
+        save(fig, os.path.join(out, "effects.svg"))
+
     preds = {p["scenario"]: p for p in data.get("predictions", [])}
     lines = ["# viosim reproduction report", "",
              "%d cells: %d within tolerance, %d outside." % (len(cells), within, len(cells) - within),
@@ -292,6 +323,12 @@ def reproduce(data, out):
              "(`viosim explain --ideal`); solid where the published difference lies beyond it. `data.json` holds the figures as `viosim reproduce --format json` "
              "prints them.", "",
              "![every published cell](reproduction.svg)", ""]
+    if eff:
+        lines += ["## Effects", "",
+                  "What a what-if reads is the change, not the level: each prediction over the calibration cell "
+                  "of its metric whose variant differs from it least, published (grey) beside modeled (orange), "
+                  "with the modeled effect's 95% interval from the two runs' batches paired and the effect's error.",
+                  "", "![effects](effects.svg)", ""]
     for s in scenarios:
         lines += ["## %s" % s, "", "![%s](%s.svg)" % (s, safe_id(s)), ""]
         mine = [c for c in cells if c["scenario"] == s]
