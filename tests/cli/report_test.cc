@@ -165,7 +165,7 @@ TEST(ReportTest, SameReportAtAnyJobs) {
   ASSERT_EQ(r.code, 0) << r.err;
   ExpectSameDirs(one, two);
   ExpectOneBarPerCell(one);
-  EXPECT_EQ(Files(one), (std::vector<std::string>{"data.json", "lockbench.svg", "report.md",
+  EXPECT_EQ(Files(one), (std::vector<std::string>{"data.json", "effects.svg", "lockbench.svg", "report.md",
                                                   "reproduction.svg", "virtio_blk_kick_lock.svg"}));
 }
 
