@@ -995,8 +995,28 @@ std::string RefitNote(const Calibration& c) {
 }
 
 // A sweep, plain (`fits` null) or refitted (one fit per value).
+// A sweep of two variants: per value, the second against the first, each
+// metric's ratio and difference with intervals from paired batches.
+std::vector<std::pair<std::string, Comparison>> SweepGains(const Sweep& sweep) {
+  std::vector<std::pair<std::string, Comparison>> out;
+  if (sweep.variants.size() != 2) return out;
+  for (size_t i = 0; i + 1 < sweep.points.size(); i += 2) {
+    const SweepPoint& a = sweep.points[i];
+    const SweepPoint& b = sweep.points[i + 1];
+    if (a.metrics.empty() || b.metrics.empty()) continue;
+    viosim::VariantResult ra, rb;
+    ra.variant = a.variant;
+    ra.metrics = a.metrics;
+    rb.variant = b.variant;
+    rb.metrics = b.metrics;
+    out.emplace_back(a.value, Compare(ra, rb));
+  }
+  return out;
+}
+
 std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits, Format f) {
   const size_t per_value = sweep.variants.size();
+  const std::vector<std::pair<std::string, Comparison>> gains = SweepGains(sweep);
   auto fit_of = [&](size_t point) -> const Calibration& { return (*fits)[point / per_value]; };
   switch (f) {
     case Format::kText: {
@@ -1052,9 +1072,26 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
                         absl::StrFormat("%g%%", c.tolerance_pct), " of published, at the field's resolution (",
                         c.resolution, ") or after ", c.max_iter, " iterations\n");
       }
+      std::string gain_table;
+      if (!gains.empty()) {
+        std::vector<std::vector<std::string>> g = {{ShortName(sweep.field)}};
+        for (const std::string& m : sweep.metrics) {
+          g[0].push_back(absl::StrCat(sweep.variants[1], "/", sweep.variants[0], " ", m));
+          g[0].push_back("+/-");
+        }
+        for (const auto& [value, c] : gains) {
+          g.push_back({value});
+          for (const Gain& x : c.gains) {
+            g.back().push_back(x.ratio ? absl::StrFormat("%.4g", *x.ratio) : "-");
+            g.back().push_back(x.ratio_ci95 ? absl::StrFormat("%.2g", *x.ratio_ci95) : "-");
+          }
+        }
+        gain_table = absl::StrCat("\ngains (the ratio; its 95% interval from the two runs' batches, paired)\n",
+                                  Table(g, "", std::string(1, 'l') + std::string(g[0].size() - 1, 'r')));
+      }
       return absl::StrCat(title,
                           "(+/-: half-width of the 95% confidence interval, - where none was computed)\n\n",
-                          Table(rows, "", align));
+                          Table(rows, "", align), gain_table);
     }
     case Format::kJson: {
       JsonWriter j;
@@ -1092,7 +1129,23 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
         for (const sim::MetricEstimate& m : p.metrics) CiJson(m.ci95, j.Key(m.name));
         j.EndObject().EndObject();
       }
-      j.EndArray().EndObject();
+      j.EndArray();
+      if (!gains.empty()) {
+        j.Key("gains").BeginArray();
+        for (const auto& [value, c] : gains) {
+          for (const Gain& x : c.gains) {
+            j.BeginObject().Key("value").String(value).Key("a").String(c.a).Key("b").String(c.b);
+            j.Key("metric").String(x.metric);
+            CiJson(x.ratio, j.Key("ratio"));
+            CiJson(x.ratio_ci95, j.Key("ratio_ci95"));
+            j.Key("difference").Number(x.difference);
+            CiJson(x.difference_ci95, j.Key("difference_ci95"));
+            j.EndObject();
+          }
+        }
+        j.EndArray();
+      }
+      j.EndObject();
       return j.str();
     }
     case Format::kCsv: {

@@ -1189,3 +1189,24 @@ TEST(GainsTest, ARunOfTwoVariantsShowsTheGainsWithIntervals) {
 }
 
 }  // namespace
+
+namespace {
+
+// A sweep of two variants ends with the second's gain over the first at
+// each value, and the same from shards as from one process.
+TEST(GainsTest, ASweepOfTwoVariantsShowsTheGainAtEachValue) {
+  const std::string args =
+      "sweep scenarios/virtio_blk_kick_lock.textproto --over platform.kvm.mmio_exit_user.value=10us,50us "
+      "--set run.duration=20ms --set run.warmup=5ms";
+  Result t = Viosim(args);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("gains (the ratio; its 95% interval from the two runs' batches, paired)"));
+  EXPECT_THAT(t.out, HasSubstr("after/before iops"));
+  Result j = Viosim(absl::StrCat(args, " --format json"));
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_THAT(j.out, HasSubstr("\"gains\": ["));
+  Result lines = Viosim(absl::StrCat(args, " --format jsonl"));
+  ASSERT_EQ(lines.code, 0) << lines.err;
+}
+
+}  // namespace
