@@ -389,11 +389,13 @@ absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, co
   absl::flat_hash_map<std::string, size_t> index;
   for (size_t i = 0; i < variants.size(); ++i) index[variants[i]] = i;
   std::vector<size_t> cell_of;  // per cell, its published cell's index
+  std::map<std::string, viosim::Scenario> resolved_of;  // each variant as it ran
 
   for (const std::string& v : variants) {
     const viosim::VariantResult& r = rep.results[index[v]];
     absl::StatusOr<viosim::Scenario> resolved = viosim::ResolveVariant(file, v, request.overrides);
     if (!resolved.ok()) return resolved.status();
+    resolved_of[v] = *resolved;
     for (int pi = 0; pi < published.size(); ++pi) {
       const viosim::Published& p = published[pi];
       if (!viosim::SameVariant(p.variant(), v)) continue;
@@ -438,19 +440,13 @@ absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, co
   // The effects: each PREDICTION cell over the CALIBRATION cell of its
   // metric whose resolved variant differs from it in the fewest fields.
   {
-    std::map<std::string, viosim::Scenario> resolved;
-    for (const std::string& v : variants) {
-      absl::StatusOr<viosim::Scenario> r = viosim::ResolveVariant(file, v, request.overrides);
-      if (!r.ok()) return r.status();
-      resolved[v] = *std::move(r);
-    }
     for (Cell& c : rep.cells) {
       if (c.role != "prediction" || !c.measured) continue;
       const Cell* best = nullptr;
       int best_diff = 0;
       for (const Cell& p : rep.cells) {
         if (p.role != "calibration" || p.metric != c.metric || p.variant == c.variant || !p.measured) continue;
-        const int d = FieldsApart(resolved[c.variant], resolved[p.variant]);
+        const int d = FieldsApart(resolved_of[c.variant], resolved_of[p.variant]);
         if (best == nullptr || d < best_diff) {
           best = &p;
           best_diff = d;
