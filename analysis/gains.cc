@@ -1,5 +1,6 @@
 #include "analysis/gains.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,9 @@ namespace analysis {
 std::optional<double> HalfWidth(const std::vector<double>& x) {
   const size_t k = x.size();
   if (k < 2) return std::nullopt;
+  // Equal values have no spread; summing them in parts would leave
+  // rounding's last bits as one.
+  if (std::all_of(x.begin(), x.end(), [&x](double v) { return v == x[0]; })) return 0.0;
   double mean = 0;
   for (double v : x) mean += v / static_cast<double>(k);
   double ss = 0;
@@ -75,7 +79,9 @@ Comparison Compare(const viosim::VariantResult& a, const viosim::VariantResult& 
 absl::StatusOr<std::optional<Comparison>> CompareOf(const std::vector<viosim::VariantResult>& results,
                                                     absl::string_view compare) {
   if (compare.empty()) {
-    if (results.size() != 2) return std::optional<Comparison>();
+    // The first two variants in the file's order: the before/after pair a
+    // scenario leads with (a third, such as another fix, by --compare).
+    if (results.size() < 2) return std::optional<Comparison>();
     return std::optional<Comparison>(Compare(results[0], results[1]));
   }
   const size_t slash = compare.rfind('/');

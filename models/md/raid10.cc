@@ -3,6 +3,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "models/md/raid10_layout.h"
@@ -60,12 +61,16 @@ Raid10::Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& br
       barrier_line_(conf_lines_.Line("barrier")),
       freeze_line_(conf_lines_.Line("array_freeze_pending")),
       wait_head_(conf_lines_.Line("wait_barrier.head")),
+      pending_line_(conf_lines_.Line("pending_bio_list")),
       wait_barrier_(sim, "&conf->wait_barrier", wait_lock, lines.handoff, costs.has_sleeper.value),
-      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines.handoff) {
+      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines.handoff),
+      device_lock_(sim, "&conf->device_lock", SpinlockKind::kQueued, lines.handoff),
+      thread_(sim, "md0_raid10", lines.handoff, costs.md_thread_run.value, [this](Task& t) { return Raid10d(t); }) {
   conf_lines_.Line("wait_barrier.lock");
   wait_barrier_.set_head(&wait_head_, costs.wake_up_walk.value);
   wait_barrier_.set_home_socket(lines.home_socket);
   resync_lock_.set_home_socket(lines.home_socket);
+  device_lock_.set_home_socket(lines.home_socket);
   for (int i = 0; i < kCopies; ++i) {
     const auto u = static_cast<size_t>(i);
     brds_[u] = std::make_unique<Brd>(absl::StrCat("ram", i), brd);
@@ -84,6 +89,8 @@ void Raid10::ResetStats() {
   ++epoch_;
   wait_barrier_.ResetStats();
   resync_lock_.ResetStats();
+  device_lock_.ResetStats();
+  thread_.ResetStats();
   for (CacheLine* l : conf_lines_.lines()) l->ResetStats();
   for (CacheLine* l : mirrors_lines_.lines()) l->ResetStats();
   for (auto& r : rdev_lines_) {
@@ -114,6 +121,13 @@ void Raid10::AddMd(sim::Time since, sim::Time spin_since, const Cpu& cpu, uint64
 // blkdev_read_iter, into __blkdev_direct_IO_async and submit_bio().
 sim::Task Raid10::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   (void)last;  // every bio is completed before the next one is submitted
+  return DirectIo(cpu, rq, /*from_schedule=*/false);
+}
+
+// Submit's path (reads too: they open no plug), with a write's plug
+// flushed by blk_finish_plug or, when `from_schedule`, as sched_submit_work
+// flushes the plug of a task going to sleep (blk_flush_plug(plug, true)).
+sim::Task Raid10::DirectIo(Cpu& cpu, BlockRequest& rq, bool from_schedule) {
   cpu.PreemptDisable();
   Plug plug;
   const sim::Time t = costs_.dio_submit.value + (rq.write ? costs_.plug.value : sim::Time::Zero());
@@ -124,6 +138,11 @@ sim::Task Raid10::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   BioList bio_list;
   co_await MdSubmitBio(cpu, rq, rq.write ? &plug : nullptr, bio_list);
   for (int i = 0; i < bio_list.n; ++i) co_await SubmitBioNoacct(cpu, *bio_list.bios[static_cast<size_t>(i)]);
+  if (rq.write && from_schedule && plug.cb != nullptr) {
+    PlugCb* cb = plug.cb;
+    plug.cb = nullptr;
+    co_await Unplug(cpu, *cb, /*from_schedule=*/true);
+  }
   if (rq.write) co_await BlkFinishPlug(cpu, plug);
   cpu.PreemptEnable();
 }
@@ -341,21 +360,79 @@ Raid10::PlugCb* Raid10::BlkCheckPlugged(Plug& plug, sim::Time* cost) {
   return plug.cb;
 }
 
-// raid10_unplug(cb, from_schedule), not from schedule: bio_list_get,
-// md_bitmap_unplug (no bitmap), the wake-up of conf->wait_barrier, each
-// held-back bio submitted, kfree(plug).
+// raid10_unplug(cb, from_schedule). From schedule (or with
+// current->bio_list set, never here): the held-back bios are merged onto
+// conf->pending_bio_list under conf->device_lock, conf->wait_barrier is
+// woken, raid10d is woken to submit them, kfree(plug). Otherwise:
+// bio_list_get, md_bitmap_unplug (no bitmap), the wake-up, each held-back
+// bio submitted, kfree(plug).
 sim::Task Raid10::Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule) {
-  (void)from_schedule;  // never true here (see the file comment)
   ++stats_.unplugs;
   const PlugCb pending = cb;
-  if (params_.unplug_wake_up_barrier) {
-    if (co_await WqHasSleeper(cpu)) co_await WakeUp(cpu);  // wake_up_barrier(conf), a8d5fdd4d270
-  } else {
-    co_await WakeUp(cpu);
+  if (from_schedule) {
+    ++stats_.unplugs_from_schedule;
+    cpu.LocalIrqSave();
+    co_await device_lock_.Lock(cpu);  // spin_lock_irq(&conf->device_lock)
+    co_await Rmw(pending_line_, cpu);  // bio_list_merge: the list's tail written
+    for (int i = 0; i < pending.n; ++i) pending_bios_.push_back(pending.pending[static_cast<size_t>(i)]);
+    device_lock_.UnlockIrqRestore(cpu);
+    co_await UnplugWakeUp(cpu);
+    co_await thread_.Wakeup(cpu);  // md_wakeup_thread(mddev->thread)
+    co_await Md(cpu, costs_.plug_cb_free.value);
+    cb_free_.push_back(&cb);
+    co_return;
   }
+  co_await UnplugWakeUp(cpu);
   for (int i = 0; i < pending.n; ++i) co_await SubmitBioNoacct(cpu, *pending.pending[static_cast<size_t>(i)]);
   co_await Md(cpu, costs_.plug_cb_free.value);
   cb_free_.push_back(&cb);
+}
+
+// Both of raid10_unplug's branches wake conf->wait_barrier the same way:
+// wake_up() before a8d5fdd4d270, wake_up_barrier(conf) with it.
+sim::Task Raid10::UnplugWakeUp(Cpu& cpu) {
+  bool wake = true;
+  if (params_.unplug_wake_up_barrier) wake = co_await WqHasSleeper(cpu);
+  if (wake) co_await WakeUp(cpu);
+}
+
+// raid10d(), on md's thread (`t`): md_check_recovery (nothing to do: in
+// md_thread_run), then under its own plug the loop of
+// flush_pending_writes and conf->retry_list checked under
+// conf->device_lock (empty: no read error or bad block is ever retried
+// here).
+sim::Task Raid10::Raid10d(Task& t) {
+  co_await FlushPendingWrites(t);
+  Cpu& cpu = *t.cpu();
+  cpu.LocalIrqSave();
+  co_await device_lock_.Lock(cpu);  // spin_lock_irqsave(&conf->device_lock)
+  device_lock_.UnlockIrqRestore(cpu);  // list_empty(head): break
+}
+
+// flush_pending_writes(): conf->pending_bio_list taken under
+// conf->device_lock; when it held bios, md_bitmap_unplug (no bitmap), the
+// wake-up of conf->wait_barrier -- wake_up() in 6.4, wake_up_barrier(conf)
+// with the earlier patch -- and each bio submitted (cond_resched between:
+// the thread may move, so its CPU is read again).
+sim::Task Raid10::FlushPendingWrites(Task& t) {
+  Cpu* cpu = t.cpu();
+  cpu->LocalIrqSave();
+  co_await device_lock_.Lock(*cpu);  // spin_lock_irq(&conf->device_lock)
+  if (pending_bios_.empty()) {
+    co_await Read(pending_line_, *cpu);  // conf->pending_bio_list.head
+    device_lock_.UnlockIrqRestore(*cpu);
+    co_return;
+  }
+  co_await Rmw(pending_line_, *cpu);  // bio_list_get
+  std::vector<Bio*> bios;
+  bios.swap(pending_bios_);
+  device_lock_.UnlockIrqRestore(*cpu);
+  ++stats_.flushes;
+  // wake_up_barrier(conf) with the earlier patch, else wake_up().
+  bool wake = true;
+  if (params_.flush_wake_up_barrier) wake = co_await WqHasSleeper(*cpu);
+  if (wake) co_await WakeUp(*cpu);
+  for (Bio* b : bios) co_await SubmitBioNoacct(*t.cpu(), *b);
 }
 
 // update_head_pos(): conf->mirrors[dev].head_position = addr + sectors;

@@ -48,10 +48,23 @@
 //
 // Kept as in the source but not reached by this workload: wait_barrier's
 // slow path under conf->resync_lock (only with a barrier raised by resync,
-// recovery or freeze_array) and raid10_unplug's from_schedule branch with
-// conf->device_lock (a task that sleeps holding its plug; fio never sleeps
-// inside io_submit on brd). With no barrier ever raised, nobody sleeps on
-// conf->wait_barrier.
+// recovery or freeze_array), and md's thread path for writes:
+//
+//   raid10_unplug(cb, from_schedule = true) -- from sched_submit_work()
+//          when a task goes to sleep holding its plug -- moves the plug's
+//          bios onto conf->pending_bio_list under conf->device_lock, wakes
+//          conf->wait_barrier and md_wakeup_thread()s raid10d, which
+//          (md_thread.h) runs flush_pending_writes(): the list taken under
+//          conf->device_lock, the wake-up of conf->wait_barrier
+//          (wake_up() in 6.4; wake_up_barrier() with the earlier patch of
+//          a8d5fdd4d270's thread, Raid10Params::flush_wake_up_barrier),
+//          each bio submitted; then conf->retry_list checked under
+//          conf->device_lock.
+//
+// fio never sleeps inside io_submit on brd (no barrier, no allocation that
+// waits, brd completes inline), so no plug is ever flushed from schedule()
+// and raid10d is never woken. With no barrier ever raised, nobody sleeps
+// on conf->wait_barrier.
 //
 // The kernel's code here runs with preemption off (PREEMPT_VOLUNTARY; the
 // cond_resched in raid10_unplug's loop is not a switch point here).
@@ -68,6 +81,7 @@
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
 #include "models/md/brd.h"
+#include "models/md/md_thread.h"
 #include "models/sync/cache_line.h"
 #include "models/sync/handoff_costs.h"
 #include "models/sync/struct_layout.h"
@@ -119,12 +133,19 @@ struct Raid10Costs {
   Param<sim::Time> has_sleeper;
   // __wake_up_common's walk of the list under the queue's lock.
   Param<sim::Time> wake_up_walk;
+  // md_thread()'s round and raid10d's own work around
+  // flush_pending_writes: the wait's checks, md_check_recovery with
+  // nothing to do, blk_start_plug / blk_finish_plug.
+  Param<sim::Time> md_thread_run;
 };
 
 struct Raid10Params {
   // Commit a8d5fdd4d270 (Linux 6.5): raid10_unplug calls
   // wake_up_barrier(conf) instead of wake_up(&conf->wait_barrier).
   bool unplug_wake_up_barrier = false;
+  // The earlier patch in its thread: flush_pending_writes (raid10d's path)
+  // calls wake_up_barrier(conf) instead of wake_up(&conf->wait_barrier).
+  bool flush_wake_up_barrier = false;
 };
 
 class Raid10 final : public BlockStack {
@@ -140,6 +161,10 @@ class Raid10 final : public BlockStack {
   Raid10& operator=(const Raid10&) = delete;
   ~Raid10() override;
 
+  // The scheduler raid10d runs under. REQUIRES: set before a run that may
+  // wake it.
+  void set_scheduler(Scheduler& sched) { thread_.set_scheduler(sched); }
+
   // The direct I/O of one request on /dev/md0 by the task running on
   // `cpu`; it has completed (its sink was called) when this returns.
   sim::Task Submit(Cpu& cpu, BlockRequest& rq, bool last) override;
@@ -149,6 +174,8 @@ class Raid10 final : public BlockStack {
 
   const Raid10Params& params() const { return params_; }
   const WaitQueue& wait_barrier() const { return wait_barrier_; }
+  const Spinlock& device_lock() const { return device_lock_; }
+  const MdThread& thread() const { return thread_; }
   // The hot lines, in a fixed order for reports: conf+192 (nr_pending),
   // conf+256 (wait_barrier), mirrors+0, rdev0+192, rdev1+192.
   static constexpr int kHotLines = 5;
@@ -163,6 +190,8 @@ class Raid10 final : public BlockStack {
     uint64_t unplugs = 0;           // raid10_unplug calls
     uint64_t wake_up_locked = 0;    // wake_up(&conf->wait_barrier) calls (take the lock)
     uint64_t has_sleeper_checks = 0;  // wake_up_barrier's wq_has_sleeper checks
+    uint64_t unplugs_from_schedule = 0;  // raid10_unplug's bios handed to raid10d
+    uint64_t flushes = 0;  // flush_pending_writes calls that found bios
     sim::Time dio;  // direct I/O and aio above md
     sim::Time md;   // md and raid10, shared lines included
     sim::Time brd;  // brd_submit_bio: lookup and copy
@@ -175,6 +204,7 @@ class Raid10 final : public BlockStack {
   struct PlugCb;
   struct Plug;
   struct BioList;
+  friend class Raid10Peer;  // tests reach the from_schedule branch through it
 
   // wq_has_sleeper() on conf->wait_barrier, its time md's.
   struct HasSleeperAwaiter;
@@ -203,6 +233,15 @@ class Raid10 final : public BlockStack {
   Cpu::WorkAwaiter WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug);
   PlugCb* BlkCheckPlugged(Plug& plug, sim::Time* cost);
   sim::Task Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule);
+  // raid10_unplug()'s wake-up of conf->wait_barrier, by its placement.
+  sim::Task UnplugWakeUp(Cpu& cpu);
+  // Submit's path; a write's plug flushed as sched_submit_work() flushes
+  // it when `from_schedule` (the sleep itself not modeled: the tests'
+  // entry to md's thread path).
+  sim::Task DirectIo(Cpu& cpu, BlockRequest& rq, bool from_schedule);
+  // raid10d() and flush_pending_writes(), on md's thread.
+  sim::Task Raid10d(Task& t);
+  sim::Task FlushPendingWrites(Task& t);
   MdAccess UpdateHeadPos(Cpu& cpu, const Bio& bio, sim::Time then);
   MdAccess RdevDecPending(Cpu& cpu, int dev);
   sim::Task EndReadRequest(Cpu& cpu, Bio& bio);
@@ -276,8 +315,13 @@ class Raid10 final : public BlockStack {
   std::array<CacheLine*, kCopies> mirror_;      // conf->mirrors[i] (rdev, head_position)
   std::array<CacheLine*, kCopies> rdev_pending_;  // rdev[i]->nr_pending
   std::array<CacheLine*, kHotLines> hot_;
+  CacheLine& pending_line_;  // conf->pending_bio_list
   WaitQueue wait_barrier_;
   Spinlock resync_lock_;
+  Spinlock device_lock_;
+  // conf->pending_bio_list: bios for raid10d, in order.
+  std::vector<Bio*> pending_bios_;
+  MdThread thread_;  // mddev->thread: raid10d
   int barrier_ = 0;                // no resync, recovery or freeze_array raises it
   int array_freeze_pending_ = 0;
   int64_t nr_pending_count_ = 0;

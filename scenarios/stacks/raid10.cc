@@ -31,7 +31,9 @@ class Raid10Stack final : public BuiltStack {
               const models::LockHandoffCosts& wait_lock, double lock_word_transfers)
       : machine_(&m),
         raid_(m.sim(), costs, brd, params, lines, wait_lock),
-        lock_word_transfers_(lock_word_transfers) {}
+        lock_word_transfers_(lock_word_transfers) {
+    raid_.set_scheduler(m.sched());
+  }
 
   models::BlockStack& block() override { return raid_; }
 
@@ -62,6 +64,13 @@ class Raid10Stack final : public BuiltStack {
                    [this] { return machine_->ElapsedS(); }, 100});
     }
     m.push_back({"plug_cbs_per_write", [this] { return static_cast<double>(raid_.stats().plug_cbs); }, writes, 1});
+    // md's thread path: plugs flushed from schedule() onto
+    // conf->pending_bio_list, and raid10d's flush_pending_writes that found
+    // bios (zero unless a task sleeps holding its plug).
+    m.push_back({"unplugs_from_schedule_per_write",
+                 [this] { return static_cast<double>(raid_.stats().unplugs_from_schedule); }, writes, 1});
+    m.push_back({"raid10d_flushes_per_write", [this] { return static_cast<double>(raid_.stats().flushes); }, writes,
+                 1});
     // Where the CPUs' time goes: counted by the path as it charges it
     // (md, brd, direct I/O), and from the CPUs' own accounting (spinning,
     // fio's user time, the rest of system time: syscall entry and exit,
@@ -139,7 +148,7 @@ std::vector<std::string> Names() {
   for (const char* l : kLineNames) {
     for (const char* k : {"xfer_per_io_", "line_wait_ns_", "line_util_pct_"}) n.push_back(absl::StrCat(k, l));
   }
-  for (const char* c : {"plug_cbs_per_write", "md_cpu_pct", "brd_cpu_pct", "dio_cpu_pct", "spin_cpu_pct",
+  for (const char* c : {"plug_cbs_per_write", "unplugs_from_schedule_per_write", "raid10d_flushes_per_write", "md_cpu_pct", "brd_cpu_pct", "dio_cpu_pct", "spin_cpu_pct",
                         "fio_user_cpu_pct", "other_sys_cpu_pct", "idle_cpu_pct"}) {
     n.push_back(c);
   }
@@ -167,6 +176,7 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
       {"end_bio_io", &c.end_bio_io},
       {"has_sleeper", &c.has_sleeper},
       {"wake_up_walk", &c.wake_up_walk},
+      {"md_thread_run", &c.md_thread_run},
       {"brd_submit_bio", &b.submit_bio},
       {"brd_lookup_page", &b.lookup_page},
       {"brd_copy_page", &b.copy_page},
@@ -182,6 +192,9 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   absl::StatusOr<bool> if_sleeper = PatchedPlacement(r, "unplug_wake_up", {UNDER_LOCK, IF_SLEEPER});
   if (!if_sleeper.ok()) return if_sleeper.status();
   params.unplug_wake_up_barrier = *if_sleeper;
+  absl::StatusOr<bool> flush_if_sleeper = PatchedPlacement(r, "flush_wake_up", {UNDER_LOCK, IF_SLEEPER});
+  if (!flush_if_sleeper.ok()) return flush_if_sleeper.status();
+  params.flush_wake_up_barrier = *flush_if_sleeper;
   return std::make_unique<Raid10Stack>(m, c, b, params, lines->lines, lines->wait_lock, transfers);
 }
 

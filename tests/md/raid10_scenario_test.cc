@@ -146,5 +146,27 @@ TEST(Raid10ScenarioTest, FifoRefittedToBeforeCarriesItAndPredictsAfterFarLower) 
   std::cout << said << "\n";
 }
 
+// The thread's earlier patch changes only flush_pending_writes, on
+// raid10d's path. No job sleeps holding its plug, so raid10d never runs and
+// the variant is `before` to the event: a prediction from the mechanism,
+// with no cell to compare (docs/raid10_unplug.md).
+TEST(Raid10ScenarioTest, TheFlushPendingWritesFixRunsAsBefore) {
+  absl::StatusOr<viosim::ScenarioFile> file = viosim::LoadScenarioFile(kScenario);
+  ASSERT_TRUE(file.ok()) << file.status();
+  RunRequest req;
+  req.overrides = {"run.warmup=5ms", "run.duration=2ms", "run.batches=2"};
+  req.jobs = 2;
+  absl::StatusOr<std::vector<viosim::VariantResult>> r = RunVariants(*file, {"before", "flush_wake_up_barrier"}, req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 2u);
+  for (const viosim::VariantResult& v : *r) {
+    EXPECT_EQ(Metric(v, "unplugs_from_schedule_per_write"), 0) << v.variant;
+    EXPECT_EQ(Metric(v, "raid10d_flushes_per_write"), 0) << v.variant;
+  }
+  EXPECT_GT(Metric((*r)[0], "write_iops"), 0);
+  EXPECT_EQ((*r)[1].events, (*r)[0].events);
+  for (const char* m : {"read_iops", "write_iops", "spin_cpu_pct"}) EXPECT_EQ(Metric((*r)[1], m), Metric((*r)[0], m)) << m;
+}
+
 }  // namespace
 }  // namespace analysis

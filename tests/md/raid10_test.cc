@@ -16,6 +16,16 @@
 #include "tests/sync/machine.h"
 
 namespace models {
+
+// The tests' way to the from_schedule branch: no job of the modeled
+// workload sleeps holding its plug.
+class Raid10Peer {
+ public:
+  static sim::Task WriteFlushedFromSchedule(Raid10& r, Cpu& cpu, BlockRequest& rq) {
+    return r.DirectIo(cpu, rq, /*from_schedule=*/true);
+  }
+};
+
 namespace {
 
 using sim::Time;
@@ -38,12 +48,21 @@ struct Array {
   Raid10 raid;
   std::vector<BlockRequest> rqs;
 
-  explicit Array(bool wake_up_barrier)
-      : raid(machine.sim, Costs(), TestBrds(), Raid10Params{wake_up_barrier},
-             LineCosts{EpycRomeHandoffCosts(), 1.0, LineArbitration::kNearestFirst}, EpycRomeHandoffCosts()) {}
+  explicit Array(bool wake_up_barrier, bool flush_wake_up_barrier = false)
+      : raid(machine.sim, Costs(), TestBrds(), Raid10Params{wake_up_barrier, flush_wake_up_barrier},
+             LineCosts{EpycRomeHandoffCosts(), 1.0, LineArbitration::kNearestFirst}, EpycRomeHandoffCosts()) {
+    raid.set_scheduler(machine.sched);
+  }
 
+  bool from_schedule = false;  // each write's plug flushed as its task goes to sleep
   sim::Task Body(Task& t) {
-    for (BlockRequest& rq : rqs) co_await raid.Submit(*t.cpu(), rq, true);
+    for (BlockRequest& rq : rqs) {
+      if (from_schedule) {
+        co_await Raid10Peer::WriteFlushedFromSchedule(raid, *t.cpu(), rq);
+      } else {
+        co_await raid.Submit(*t.cpu(), rq, true);
+      }
+    }
   }
   void Go(int writes, int reads) {
     for (int i = 0; i < writes + reads; ++i) {
@@ -85,6 +104,43 @@ TEST(Raid10Test, ReadsGoToOneMirrorAndWritesToBoth) {
   r.Go(4, 6);
   EXPECT_EQ(r.raid.brd(0).bios() + r.raid.brd(1).bios(), 4u * 2 + 6u);
   EXPECT_EQ(r.raid.brd(0).pages() + r.raid.brd(1).pages(), 4u * 2 + 6u);
+}
+
+// A plug flushed from schedule() hands its bios to raid10d: merged onto
+// conf->pending_bio_list under conf->device_lock, md's thread woken, and
+// flush_pending_writes submits them. Its wake-up of conf->wait_barrier
+// takes the queue's lock in 6.4 (wake_up) and not with the earlier patch
+// (wake_up_barrier), the only difference between the two.
+TEST(Raid10Test, APlugFlushedFromScheduleGoesThroughRaid10d) {
+  for (const bool flush_if_sleeper : {false, true}) {
+    SCOPED_TRACE(flush_if_sleeper ? "flush_pending_writes: wake_up_barrier" : "flush_pending_writes: wake_up");
+    Array r(/*wake_up_barrier=*/false, flush_if_sleeper);
+    r.from_schedule = true;
+    r.Go(3, 0);
+    const Raid10::Stats& st = r.raid.stats();
+    EXPECT_EQ(r.sink.completed, 3);
+    EXPECT_EQ(st.unplugs_from_schedule, 3u);
+    EXPECT_EQ(r.raid.thread().wakeups(), 3u);
+    EXPECT_GE(st.flushes, 1u);
+    EXPECT_EQ(r.raid.thread().runs(), st.flushes);  // each run found bios
+    EXPECT_EQ(r.raid.brd(0).bios() + r.raid.brd(1).bios(), 3u * 2);
+    // Each merge, and per raid10d run its flush and its retry-list check.
+    EXPECT_EQ(r.raid.device_lock().stat().acquisitions, 3u + 2 * st.flushes);
+    // raid10_unplug's wake_up() per write, and flush_pending_writes' per
+    // flush unless it checks for a sleeper first.
+    EXPECT_EQ(st.wake_up_locked, 3u + (flush_if_sleeper ? 0 : st.flushes));
+  }
+}
+
+// Without a task sleeping on its plug, md's thread is never woken: the
+// earlier patch's line never runs.
+TEST(Raid10Test, WritesUnderTheirOwnPlugNeverWakeRaid10d) {
+  Array r(/*wake_up_barrier=*/false, /*flush_wake_up_barrier=*/true);
+  r.Go(5, 3);
+  EXPECT_EQ(r.raid.stats().unplugs_from_schedule, 0u);
+  EXPECT_EQ(r.raid.stats().flushes, 0u);
+  EXPECT_EQ(r.raid.thread().wakeups(), 0u);
+  EXPECT_EQ(r.raid.device_lock().stat().acquisitions, 0u);
 }
 
 // The same on the wait queue itself: wq_has_sleeper reads the list head
