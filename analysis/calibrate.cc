@@ -371,6 +371,10 @@ absl::StatusOr<Calibration> Calibrate(const viosim::ScenarioFile& file, const Ca
 absl::StatusOr<RefitSweepPlan> PlanRefitSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
                                               const CalibrateSpec& refit, const std::vector<std::string>& variants,
                                               const std::vector<std::string>& metrics, const RunRequest& request) {
+  if (!spec.more.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(refit.flag, ": refits along one --over only, not a grid (",
+                                                   spec.more.size() + 1, " given)"));
+  }
   if (absl::StripAsciiWhitespace(refit.field) == absl::StripAsciiWhitespace(spec.field)) {
     return absl::InvalidArgumentError(absl::StrCat(refit.flag, " '", refit.field,
                                                    "': that is the field --over sweeps; refit another one"));

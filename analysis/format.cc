@@ -247,7 +247,9 @@ void CellsJson(const std::vector<Reproduction>& reps, JsonWriter& j) {
         j.Key("effect").BeginObject().Key("partner").String(e.partner).Key("published").Number(e.published);
         j.Key("modeled").Number(e.modeled);
         CiJson(e.ci95, j.Key("ci95"));
-        j.Key("error_pct").Number(e.error_pct).EndObject();
+        j.Key("error_pct").Number(e.error_pct);
+        CiJson(e.tolerance_pct, j.Key("tolerance_pct"));
+        j.Key("within").Bool(e.within).EndObject();
       }
       if (c.mechanism) {
         const MechanismBound& m = *c.mechanism;
@@ -574,10 +576,14 @@ std::string FormatCells(const std::vector<Reproduction>& reps, Format f, bool ba
         for (const auto& c : rep.cells) {
           if (c.effect) {
             const Effect& e = *c.effect;
-            absl::StrAppend(&effects, absl::StrFormat("  %-22s %-22s %-16s %-22s %10.4gx %10.4gx%-12s %+8.1f%%\n",
+            absl::StrAppend(&effects, absl::StrFormat("  %-22s %-22s %-16s %-22s %10.4gx %10.4gx%-12s %+8.1f%%%s\n",
                                                       c.scenario, c.variant, c.metric, e.partner, e.published,
                                                       e.modeled, e.ci95 ? absl::StrFormat(" +/-%.2g", *e.ci95) : "",
-                                                      e.error_pct));
+                                                      e.error_pct,
+                                                      e.tolerance_pct ? absl::StrFormat("  %s (tolerance %g%%)",
+                                                                                        e.within ? "ok" : "OUTSIDE",
+                                                                                        *e.tolerance_pct)
+                                                                      : ""));
           }
           if (c.mechanism) {
             const MechanismBound& m = *c.mechanism;
@@ -997,8 +1003,9 @@ std::string RefitNote(const Calibration& c) {
 // A sweep, plain (`fits` null) or refitted (one fit per value).
 // A sweep of two variants: per value, the second against the first, each
 // metric's ratio and difference with intervals from paired batches.
-std::vector<std::pair<std::string, Comparison>> SweepGains(const Sweep& sweep) {
-  std::vector<std::pair<std::string, Comparison>> out;
+// Each gain is keyed by its first point's index.
+std::vector<std::pair<size_t, Comparison>> SweepGains(const Sweep& sweep) {
+  std::vector<std::pair<size_t, Comparison>> out;
   if (sweep.variants.size() != 2) return out;
   for (size_t i = 0; i + 1 < sweep.points.size(); i += 2) {
     const SweepPoint& a = sweep.points[i];
@@ -1009,19 +1016,27 @@ std::vector<std::pair<std::string, Comparison>> SweepGains(const Sweep& sweep) {
     ra.metrics = a.metrics;
     rb.variant = b.variant;
     rb.metrics = b.metrics;
-    out.emplace_back(a.value, Compare(ra, rb));
+    out.emplace_back(i, Compare(ra, rb));
   }
   return out;
 }
 
 std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits, Format f) {
   const size_t per_value = sweep.variants.size();
-  const std::vector<std::pair<std::string, Comparison>> gains = SweepGains(sweep);
+  const std::vector<std::pair<size_t, Comparison>> gains = SweepGains(sweep);
   auto fit_of = [&](size_t point) -> const Calibration& { return (*fits)[point / per_value]; };
+  // A point's place: its value, then on a grid its values on the others.
+  auto place = [&sweep](size_t point) {
+    std::vector<std::string> at = {sweep.points[point].value};
+    at.insert(at.end(), sweep.points[point].at.begin(), sweep.points[point].at.end());
+    return at;
+  };
+  std::vector<std::string> axes_head = {ShortName(sweep.field)};
+  for (const SweepAxis& a : sweep.more) axes_head.push_back(ShortName(a.field));
   switch (f) {
     case Format::kText: {
-      std::vector<std::string> head = {ShortName(sweep.field)};
-      std::string align = "l";
+      std::vector<std::string> head = axes_head;
+      std::string align(axes_head.size(), 'l');
       if (fits != nullptr) {
         // Both fields' columns headed by as many last names as tell them apart.
         const Calibration& c = fits->front();
@@ -1047,7 +1062,7 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
         const SweepPoint& p = sweep.points[i];
         std::vector<std::string>* row = &rows.back();
         if (i % per_value == 0) {
-          rows.push_back({p.value});
+          rows.push_back(place(i));
           row = &rows.back();
           if (fits != nullptr) {
             const std::vector<std::string> refit = RefitColumns(fit_of(i));
@@ -1061,7 +1076,9 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
         if (p.metrics.empty()) row->resize(row->size() + 2 * sweep.metrics.size(), "-");
         if (fits != nullptr && i % per_value == per_value - 1) row->push_back(RefitNote(fit_of(i)));
       }
-      std::string title = absl::StrCat("scenario ", sweep.scenario, ": sweep over ", sweep.field, "\n");
+      std::string over = sweep.field;
+      for (const SweepAxis& a : sweep.more) absl::StrAppend(&over, " x ", a.field);
+      std::string title = absl::StrCat("scenario ", sweep.scenario, ": sweep over ", over, "\n");
       if (fits != nullptr) {
         const Calibration& c = fits->front();
         absl::StrAppend(&title, "at each value ", c.field, " is refitted to ", c.variant, "/", c.metric,
@@ -1074,20 +1091,21 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
       }
       std::string gain_table;
       if (!gains.empty()) {
-        std::vector<std::vector<std::string>> g = {{ShortName(sweep.field)}};
+        std::vector<std::vector<std::string>> g = {axes_head};
         for (const std::string& m : sweep.metrics) {
           g[0].push_back(absl::StrCat(sweep.variants[1], "/", sweep.variants[0], " ", m));
           g[0].push_back("+/-");
         }
-        for (const auto& [value, c] : gains) {
-          g.push_back({value});
+        for (const auto& [point, c] : gains) {
+          g.push_back(place(point));
           for (const Gain& x : c.gains) {
             g.back().push_back(x.ratio ? absl::StrFormat("%.4g", *x.ratio) : "-");
             g.back().push_back(x.ratio_ci95 ? absl::StrFormat("%.2g", *x.ratio_ci95) : "-");
           }
         }
-        gain_table = absl::StrCat("\ngains (the ratio; its 95% interval from the two runs' batches, paired)\n",
-                                  Table(g, "", std::string(1, 'l') + std::string(g[0].size() - 1, 'r')));
+        gain_table = absl::StrCat(
+            "\ngains (the ratio; its 95% interval from the two runs' batches, paired)\n",
+            Table(g, "", std::string(axes_head.size(), 'l') + std::string(g[0].size() - axes_head.size(), 'r')));
       }
       return absl::StrCat(title,
                           "(+/-: half-width of the 95% confidence interval, - where none was computed)\n\n",
@@ -1096,6 +1114,16 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
     case Format::kJson: {
       JsonWriter j;
       j.BeginObject().Key("scenario").String(sweep.scenario).Key("field").String(sweep.field);
+      if (!sweep.more.empty()) {
+        // A grid: its further axes; each point's values on them are its "at".
+        j.Key("more").BeginArray();
+        for (const SweepAxis& a : sweep.more) {
+          j.BeginObject().Key("field").String(a.field).Key("values").BeginArray();
+          for (const std::string& v : a.values) j.String(v);
+          j.EndArray().EndObject();
+        }
+        j.EndArray();
+      }
       if (fits != nullptr) {
         const Calibration& c = fits->front();
         j.Key("calibration").BeginObject();
@@ -1106,6 +1134,11 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
       for (size_t i = 0; i < sweep.points.size(); ++i) {
         const SweepPoint& p = sweep.points[i];
         j.BeginObject().Key("value").String(p.value);
+        if (!sweep.more.empty()) {
+          j.Key("at").BeginArray();
+          for (const std::string& v : p.at) j.String(v);
+          j.EndArray();
+        }
         if (fits != nullptr) {
           const Calibration& c = fit_of(i);
           const Bisection& b = c.search;
@@ -1132,9 +1165,15 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
       j.EndArray();
       if (!gains.empty()) {
         j.Key("gains").BeginArray();
-        for (const auto& [value, c] : gains) {
+        for (const auto& [point, c] : gains) {
           for (const Gain& x : c.gains) {
-            j.BeginObject().Key("value").String(value).Key("a").String(c.a).Key("b").String(c.b);
+            j.BeginObject().Key("value").String(sweep.points[point].value);
+            if (!sweep.more.empty()) {
+              j.Key("at").BeginArray();
+              for (const std::string& v : sweep.points[point].at) j.String(v);
+              j.EndArray();
+            }
+            j.Key("a").String(c.a).Key("b").String(c.b);
             j.Key("metric").String(x.metric);
             CiJson(x.ratio, j.Key("ratio"));
             CiJson(x.ratio_ci95, j.Key("ratio_ci95"));
@@ -1150,7 +1189,10 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
     }
     case Format::kCsv: {
       // The swept value's column is not called "value": that is the metric's.
-      std::string out = fits == nullptr ? "swept_value,variant,metric,value,ci95\n"
+      // A grid's further axes: swept_value_2, swept_value_3.
+      std::string more_head;
+      for (size_t k = 0; k < sweep.more.size(); ++k) absl::StrAppend(&more_head, ",swept_value_", k + 2);
+      std::string out = fits == nullptr ? absl::StrCat("swept_value", more_head, ",variant,metric,value,ci95\n")
                                         : "swept_value,refit_outcome,refit_value,cell_modeled,cell_ci95,"
                                           "cell_error_pct,variant,metric,value,ci95,refit_note\n";
       for (size_t i = 0; i < sweep.points.size(); ++i) {
@@ -1170,8 +1212,9 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
           note = absl::StrCat(",", CsvField(RefitNote(c)));
         }
         auto row = [&](const std::string& metric, const std::string& value, const std::string& ci) {
-          absl::StrAppend(&out, CsvField(p.value), ",", refit, CsvField(p.variant), ",", CsvField(metric), ",",
-                          value, ",", ci, note, "\n");
+          absl::StrAppend(&out, CsvField(p.value), ",");
+          for (const std::string& v : p.at) absl::StrAppend(&out, CsvField(v), ",");
+          absl::StrAppend(&out, refit, CsvField(p.variant), ",", CsvField(metric), ",", value, ",", ci, note, "\n");
         };
         for (const sim::MetricEstimate& m : p.metrics) row(m.name, CiCsv(MeasuredValue(m)), CiCsv(m.ci95));
         // Not fitted: nothing ran at this value.

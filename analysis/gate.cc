@@ -45,6 +45,12 @@ std::string CellProblem(const Cell& c, const absl::flat_hash_map<std::string, do
                              G(c.modeled), move, G(*c.expected), drift);
     }
   }
+  if (c.effect && !c.effect->within) {
+    const Effect& e = *c.effect;
+    return absl::StrFormat("modeled effect over %s %.4gx is %+.2f%% from published %.4gx, outside the %g%% effect "
+                           "tolerance",
+                           e.partner, e.modeled, e.error_pct, e.published, *e.tolerance_pct);
+  }
   auto it = base.find(Key(c.scenario, c.variant, c.metric));
   if (it == base.end()) return "not in the baseline (run `viosim gate --update-baseline` and commit it)";
   const double move = MovePct(c.modeled, it->second);

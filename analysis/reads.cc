@@ -9,24 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "scenarios/near_names.h"
 
 namespace analysis {
 namespace {
-
-size_t EditDistance(absl::string_view a, absl::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // The last two components of a path ("mmio_exit_user.value").
 std::string Tail(absl::string_view path) {
@@ -88,7 +74,7 @@ std::vector<std::string> ClosestPaths(const std::string& path, const std::vector
   std::vector<std::tuple<size_t, size_t, std::string>> scored;
   const std::string tail = Tail(path);
   for (const std::string& c : candidates) {
-    scored.emplace_back(EditDistance(path, c), EditDistance(tail, Tail(c)), c);
+    scored.emplace_back(viosim::EditDistance(path, c), viosim::EditDistance(tail, Tail(c)), c);
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;

@@ -136,6 +136,27 @@ absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over) {
   return spec;
 }
 
+absl::StatusOr<SweepSpec> ParseGridSpec(const std::vector<std::string>& overs) {
+  if (overs.empty() || overs.size() > 3) {
+    return absl::InvalidArgumentError(absl::StrCat("--over: given ", overs.size(),
+                                                   " times; a sweep takes one field, or a grid of two or three"));
+  }
+  absl::StatusOr<SweepSpec> spec = ParseSweepSpec(overs[0]);
+  if (!spec.ok()) return spec.status();
+  for (size_t i = 1; i < overs.size(); ++i) {
+    absl::StatusOr<SweepSpec> axis = ParseSweepSpec(overs[i]);
+    if (!axis.ok()) return axis.status();
+    bool again = axis->field == spec->field;
+    for (const SweepAxis& a : spec->more) again = again || a.field == axis->field;
+    if (again) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--over '", overs[i], "': field '", axis->field, "' is already an axis of the grid"));
+    }
+    spec->more.push_back({axis->field, axis->values});
+  }
+  return spec;
+}
+
 absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const SweepSpec& spec,
                                     const std::vector<std::string>& variants,
                                     const std::vector<std::string>& metrics, const RunRequest& request) {
@@ -144,23 +165,51 @@ absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const Swee
   sweep.scenario = file.scenario.name();
   sweep.field = spec.field;
   for (const std::string& v : spec.values) sweep.values.push_back(viosim::ValueAsRead(v));
+  for (const SweepAxis& a : spec.more) {
+    SweepAxis read{a.field, {}};
+    for (const std::string& v : a.values) read.values.push_back(viosim::ValueAsRead(v));
+    sweep.more.push_back(std::move(read));
+  }
   sweep.variants = variants.empty() ? viosim::VariantNames(file) : variants;
   // Each value alone first, so that a bad field or value names --over.
-  for (const std::string& v : spec.values) {
-    viosim::Scenario scratch = file.scenario;
-    absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat(spec.field, "=", v), "--over");
-    if (!s.ok()) return s;
+  std::vector<const SweepAxis*> axes;
+  const SweepAxis first{spec.field, spec.values};
+  axes.push_back(&first);
+  for (const SweepAxis& a : spec.more) axes.push_back(&a);
+  for (const SweepAxis* a : axes) {
+    for (const std::string& v : a->values) {
+      viosim::Scenario scratch = file.scenario;
+      absl::Status s = viosim::ApplyOverride(&scratch, absl::StrCat(a->field, "=", v), "--over");
+      if (!s.ok()) return s;
+    }
+  }
+  // Every combination, the first axis slowest.
+  std::vector<std::vector<size_t>> combos = {{}};
+  for (const SweepAxis* a : axes) {
+    std::vector<std::vector<size_t>> next;
+    for (const std::vector<size_t>& c : combos) {
+      for (size_t k = 0; k < a->values.size(); ++k) {
+        next.push_back(c);
+        next.back().push_back(k);
+      }
+    }
+    combos = std::move(next);
   }
   std::vector<viosim::Scenario>& resolved = out.resolved;
   std::vector<std::string>& names = out.names;
-  for (const std::string& v : spec.values) {
+  for (const std::vector<size_t>& c : combos) {
     RunRequest at = request;
-    at.overrides.push_back(absl::StrCat(spec.field, "=", v));
+    std::vector<std::string> coords;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      at.overrides.push_back(absl::StrCat(axes[k]->field, "=", axes[k]->values[c[k]]));
+      coords.push_back(k == 0 ? sweep.values[c[k]] : sweep.more[k - 1].values[c[k]]);
+    }
     for (const std::string& variant : sweep.variants) {
       absl::StatusOr<viosim::Scenario> s = viosim::ResolveVariant(file, variant, at.overrides, "--over");
       if (!s.ok()) return s.status();
       resolved.push_back(*std::move(s));
       names.push_back(variant);
+      out.coords.push_back(coords);
     }
   }
   const std::vector<std::string> available = viosim::MetricNames(resolved.front());
@@ -181,9 +230,13 @@ absl::StatusOr<SweepPlan> PlanSweep(const viosim::ScenarioFile& file, const Swee
   }
   // A field no swept variant reads would give the same row at every value.
   // (Read as it is set: an fio option is read once the job file has it.)
-  std::vector<std::string> first = request.overrides;
-  first.push_back(absl::StrCat(spec.field, "=", spec.values.front()));
-  if (absl::Status s = CheckNamedPathsRead(file, sweep.variants, first, {{"--over", spec.field}}); !s.ok()) return s;
+  std::vector<std::string> at_first = request.overrides;
+  std::vector<NamedPath> named;
+  for (const SweepAxis* a : axes) {
+    at_first.push_back(absl::StrCat(a->field, "=", a->values.front()));
+    named.push_back({"--over", a->field});
+  }
+  if (absl::Status s = CheckNamedPathsRead(file, sweep.variants, at_first, named); !s.ok()) return s;
   return out;
 }
 
@@ -211,16 +264,17 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
   Sweep& sweep = r->sweep;
   const std::vector<std::string>& names = r->names;
   std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, r->resolved, names, request);
-  const size_t per_value = sweep.variants.size();
   for (size_t i = 0; i < results.size(); ++i) {
-    const std::string& value = sweep.values[i / per_value];
+    const std::vector<std::string>& coords = r->coords[i];
     if (!results[i].ok()) {
-      return absl::Status(results[i].status().code(),
-                          absl::StrCat(file.path, ": variant '", names[i], "', ", spec.field, "=", value, ": ",
-                                       results[i].status().message()));
+      std::string where = absl::StrCat(spec.field, "=", coords[0]);
+      for (size_t k = 0; k < spec.more.size(); ++k) absl::StrAppend(&where, ", ", spec.more[k].field, "=", coords[k + 1]);
+      return absl::Status(results[i].status().code(), absl::StrCat(file.path, ": variant '", names[i], "', ", where,
+                                                                   ": ", results[i].status().message()));
     }
-    absl::StatusOr<SweepPoint> p = PointOf(value, *results[i], sweep.metrics);
+    absl::StatusOr<SweepPoint> p = PointOf(coords[0], *results[i], sweep.metrics);
     if (!p.ok()) return p.status();
+    p->at.assign(coords.begin() + 1, coords.end());
     sweep.points.push_back(*std::move(p));
   }
   return std::move(sweep);
@@ -440,7 +494,8 @@ absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, co
   // The effects: each PREDICTION cell over the CALIBRATION cell of its
   // metric whose resolved variant differs from it in the fewest fields.
   {
-    for (Cell& c : rep.cells) {
+    for (size_t k = 0; k < rep.cells.size(); ++k) {
+      Cell& c = rep.cells[k];
       if (c.role != "prediction" || !c.measured) continue;
       const Cell* best = nullptr;
       int best_diff = 0;
@@ -458,6 +513,10 @@ absl::StatusOr<Reproduction> ReproductionOf(const viosim::ScenarioFile& file, co
       e.published = c.published / best->published;
       e.modeled = c.modeled / best->modeled;
       e.error_pct = 100 * (e.modeled / e.published - 1);
+      if (const viosim::Published& p = published[static_cast<int>(cell_of[k])]; p.has_effect_tolerance_pct()) {
+        e.tolerance_pct = p.effect_tolerance_pct();
+        e.within = std::fabs(e.error_pct) <= *e.tolerance_pct;
+      }
       const Comparison g = Compare(rep.results[index[best->variant]], rep.results[index[c.variant]]);
       for (const Gain& x : g.gains) {
         if (x.metric == c.metric && (c.ci_informative || best->ci_informative)) e.ci95 = x.ratio_ci95;

@@ -82,6 +82,8 @@ struct Effect {
   double modeled = 0;    // the same, modeled
   std::optional<double> ci95;  // of the modeled effect, from the two runs' batches paired
   double error_pct = 0;  // 100 * (modeled / published - 1)
+  std::optional<double> tolerance_pct;  // the cell's effect_tolerance_pct, when it has one
+  bool within = true;                   // |error_pct| <= tolerance_pct (true without one)
 };
 
 // One modeled metric beside its published reference.
@@ -132,13 +134,22 @@ absl::StatusOr<std::vector<viosim::VariantResult>> RunVariants(const viosim::Sce
                                                                   const std::vector<std::string>& variants,
                                                                   const RunRequest& request);
 
+// One axis of a sweep: a field path (as --set takes it) and its values.
+struct SweepAxis {
+  std::string field;
+  std::vector<std::string> values;
+};
+
 // `viosim sweep --over FIELD=V1,V2,...`: one field path (as --set takes it)
-// and the values it takes in turn.
+// and the values it takes in turn; with --over given again, a grid.
 struct SweepSpec {
   std::string field;
   // As given: each is applied as --set applies it, and labelled as the
   // field reads it (viosim::ValueAsRead: "10ms" in quotes is 10ms).
   std::vector<std::string> values;
+  // The grid's further axes (the second and third --over), in order: the
+  // runs cover every combination, the first axis varying slowest.
+  std::vector<SweepAxis> more;
 };
 
 // Parses "FIELD=V1,V2,..." (values split at commas, in order, without the
@@ -147,6 +158,10 @@ struct SweepSpec {
 // InvalidArgument naming --over when there is no '=', no field or an empty
 // value; the field and values themselves are checked by RunSweep.
 absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view over);
+// The same for --over given one to three times: the first is the spec's
+// own axis, the others its `more`. InvalidArgument for none, more than
+// three, or one field given twice.
+absl::StatusOr<SweepSpec> ParseGridSpec(const std::vector<std::string>& overs);
 
 // One (value, variant) pair of a sweep: the chosen metrics, in
 // Sweep::metrics order.
@@ -154,15 +169,19 @@ struct SweepPoint {
   std::string value;
   std::string variant;
   std::vector<sim::MetricEstimate> metrics;
+  std::vector<std::string> at;  // on a grid: its values on Sweep::more, as they read
 };
 
 struct Sweep {
   std::string scenario;  // the scenario's name
   std::string field;
   std::vector<std::string> values;  // SweepSpec::values as the field reads them
+  std::vector<SweepAxis> more;      // a grid's further axes, values as they read
   std::vector<std::string> variants;
   std::vector<std::string> metrics;
-  std::vector<SweepPoint> points;  // value-major: for each value, each variant
+  // Value-major: for each value (on a grid, each combination, the first
+  // axis slowest), each variant.
+  std::vector<SweepPoint> points;
 };
 
 // A sweep checked and resolved, not yet run: the Sweep with its values,
@@ -172,6 +191,9 @@ struct SweepPlan {
   Sweep sweep;
   std::vector<viosim::Scenario> resolved;
   std::vector<std::string> names;  // each pair's variant
+  // Each pair's place: its value on the first axis, then on each further
+  // one, as they read.
+  std::vector<std::vector<std::string>> coords;
 };
 
 // RunSweep's checks and resolution, without running anything.

@@ -497,12 +497,15 @@ absl::StatusOr<PointSet> RefitSweepPoints(const Invocation& inv, std::shared_ptr
 absl::StatusOr<PointSet> SweepPoints(const Invocation& inv, size_t max_points) {
   if (inv.scenarios.size() != 1) return absl::InvalidArgumentError("sweep: expected one scenario");
   const std::vector<std::string> over = ArgOf(inv, "over");
-  if (over.size() != 1) return absl::InvalidArgumentError("sweep: expected one --over");
+  if (over.empty()) return absl::InvalidArgumentError("sweep: expected --over");
+  if (over.size() > 1 && !ArgOf(inv, "refit").empty()) {
+    return absl::InvalidArgumentError("sweep: --refit takes one --over, not a grid");
+  }
   absl::StatusOr<Loaded> loaded = Load(inv.scenarios[0], inv.overrides);
   if (!loaded.ok()) return loaded.status();
   if (absl::Status s = CheckPathsRead(loaded->file, {}, inv.overrides); !s.ok()) return s;
   auto file = std::make_shared<viosim::ScenarioFile>(std::move(loaded->file));
-  absl::StatusOr<SweepSpec> spec = ParseSweepSpec(over[0]);
+  absl::StatusOr<SweepSpec> spec = ParseGridSpec(over);
   if (!spec.ok()) return spec.status();
   // Each value is checked against every variant before a point is named:
   // count first.
@@ -510,7 +513,9 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv, size_t max_points) {
       ArgOf(inv, "refit").empty()
           ? (ArgOf(inv, "variant").empty() ? viosim::VariantNames(*file).size() : ArgOf(inv, "variant").size())
           : 1;
-  if (spec->values.size() * variants > max_points) return TooManyPoints(spec->values.size() * variants, max_points);
+  size_t combos = spec->values.size();
+  for (const SweepAxis& a : spec->more) combos *= a.values.size();
+  if (combos * variants > max_points) return TooManyPoints(combos * variants, max_points);
   RunRequest request;
   request.overrides = inv.overrides;
   if (!ArgOf(inv, "refit").empty()) {
@@ -523,29 +528,34 @@ absl::StatusOr<PointSet> SweepPoints(const Invocation& inv, size_t max_points) {
   absl::StatusOr<SweepPlan> plan = PlanSweep(*file, *spec, ArgOf(inv, "variant"), ArgOf(inv, "metric"), request);
   if (!plan.ok()) return plan.status();
   auto shared = std::make_shared<SweepPlan>(*std::move(plan));
-  const size_t per_value = shared->sweep.variants.size();
   PointSet set;
   set.hashes = {loaded->hash};
   set.seeds = {loaded->seed};
   for (size_t i = 0; i < shared->resolved.size(); ++i) {
-    set.ids.push_back(absl::StrCat(i, ":", shared->sweep.values[i / per_value], "/", shared->names[i]));
+    set.ids.push_back(absl::StrCat(i, ":", absl::StrJoin(shared->coords[i], ","), "/", shared->names[i]));
     set.kinds.push_back(PointKind::kRun);
   }
-  set.run = [file, shared, request, per_value](size_t i) -> absl::StatusOr<PointResult> {
+  set.run = [file, shared, request](size_t i) -> absl::StatusOr<PointResult> {
     std::vector<absl::StatusOr<viosim::VariantResult>> r =
         RunResolved(*file, {shared->resolved[i]}, {shared->names[i]}, request);
     if (!r[0].ok()) {
-      return absl::Status(r[0].status().code(),
-                          absl::StrCat(file->path, ": variant '", shared->names[i], "', ", shared->sweep.field, "=",
-                                       shared->sweep.values[i / per_value], ": ", r[0].status().message()));
+      const std::vector<std::string>& at = shared->coords[i];
+      std::string where = absl::StrCat(shared->sweep.field, "=", at[0]);
+      for (size_t k = 0; k < shared->sweep.more.size(); ++k) {
+        absl::StrAppend(&where, ", ", shared->sweep.more[k].field, "=", at[k + 1]);
+      }
+      return absl::Status(r[0].status().code(), absl::StrCat(file->path, ": variant '", shared->names[i], "', ",
+                                                             where, ": ", r[0].status().message()));
     }
     return PointResult{r[0]->variant, r[0]->metrics};
   };
-  set.render = [shared, per_value](const std::vector<PointResult>& all, Format f) -> absl::StatusOr<Rendered> {
+  set.render = [shared](const std::vector<PointResult>& all, Format f) -> absl::StatusOr<Rendered> {
     Sweep sweep = shared->sweep;
     for (size_t i = 0; i < all.size(); ++i) {
-      absl::StatusOr<SweepPoint> p = PointOf(sweep.values[i / per_value], AsResult(all[i]), sweep.metrics);
+      const std::vector<std::string>& at = shared->coords[i];
+      absl::StatusOr<SweepPoint> p = PointOf(at[0], AsResult(all[i]), sweep.metrics);
       if (!p.ok()) return p.status();
+      p->at.assign(at.begin() + 1, at.end());
       sweep.points.push_back(*std::move(p));
     }
     return Rendered{FormatSweep(sweep, f)};

@@ -296,13 +296,15 @@ int main(int argc, char** argv) {
 
   CLI::App* sweep = app.add_subcommand(
       "sweep", "Run a scenario's variants once per value of one field and tabulate chosen metrics");
-  std::string sweep_path, sweep_over;
+  std::string sweep_path;
+  std::vector<std::string> sweep_over;
   std::vector<std::string> sweep_variants, sweep_metrics;
   sweep->add_option("scenario", sweep_path, "Scenario file (.textproto)")->required()->type_name("SCENARIO");
   sweep->add_option("--over", sweep_over,
                     "Field path (as --set takes it) and the values it takes in turn, e.g. "
                     "platform.kvm.mmio_exit_user.value=2us,6us,51.5us (applied after every --set; a value in a "
-                    "scenario file's quotes is one value, commas included)")
+                    "scenario file's quotes is one value, commas included). Given two or three times: a grid, "
+                    "every combination run, the first field varying slowest")
       ->required()
       ->type_name("FIELD=V1,V2,...");
   sweep->add_option("--variant,-v", sweep_variants, "Variant to run at each value (repeatable; default: all)")
@@ -443,6 +445,10 @@ int main(int argc, char** argv) {
                       "Scenario describing the stack to run on (default: scenarios/baremetal_optane.textproto, "
                       "built in when not found)")
       ->type_name("SCENARIO");
+  std::string fio_variant;
+  fio_cmd->add_option("--variant,-v", fio_variant,
+                      "Run on this variant of the stack scenario (default: the scenario as written, its base)")
+      ->type_name("NAME");
   fio_cmd->add_option("--output-format", fio_format, "fio's output format")
       ->check(CLI::IsMember({"normal", "json", "json+", "terse"}))
       ->capture_default_str();
@@ -623,7 +629,7 @@ int main(int argc, char** argv) {
         return Fail(absl::InvalidArgumentError("--report needs the whole run: not with --list, --shard or --format jsonl"));
       }
       analysis::Invocation inv{
-          "sweep", {sweep_path}, Overrides(sweep_f), {{"over", {sweep_over}}, {"variant", sweep_variants},
+          "sweep", {sweep_path}, Overrides(sweep_f), {{"over", sweep_over}, {"variant", sweep_variants},
                                                       {"metric", sweep_metrics}}};
       if (refit) {  // one point per value: its refit, then its variants
         inv.args.insert(inv.args.end(), {{"refit", {refit_spec.field}},
@@ -637,7 +643,7 @@ int main(int argc, char** argv) {
     }
     absl::StatusOr<std::string> plotter = PrepareReport(sweep_report_opt, sweep_report);
     if (!plotter.ok()) return Fail(plotter.status());
-    absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseSweepSpec(sweep_over);
+    absl::StatusOr<analysis::SweepSpec> spec = analysis::ParseGridSpec(sweep_over);
     if (!spec.ok()) return Fail(spec.status());
     if (refit) {
       if (absl::Status s = analysis::ParseCellAndRange(refit_cell, refit_range, &refit_spec); !s.ok()) return Fail(s);
@@ -757,7 +763,8 @@ int main(int argc, char** argv) {
       file = load(fio_stack.empty() ? viosim::kDefaultStackPath : fio_stack, overrides);
     }
     if (!file.ok()) return Fail(file.status());
-    absl::StatusOr<viosim::Scenario> stack = viosim::ResolveVariant(*file, viosim::kBaseVariant, overrides);
+    absl::StatusOr<viosim::Scenario> stack =
+        viosim::ResolveVariant(*file, fio_variant.empty() ? std::string(viosim::kBaseVariant) : fio_variant, overrides);
     if (!stack.ok()) return Fail(stack.status());
     viosim::FioRunOptions opts;
     if (fio_full) opts.target_ci_pct = 0;

@@ -31,6 +31,57 @@ const std::vector<std::string>& FioMetrics() {
 
 LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 
+// What an I/O costs in CPU time, after the stack's own metrics: on the
+// host (bare metal: the machine fio runs on; under a guest: the vCPUs'
+// threads, busy or exiting, and the stack's own host CPUs, such as QEMU's
+// IOThread), on the guest's vCPUs, and split into user and the rest on the
+// CPUs fio runs on. Busy is every CPU state but idle.
+std::vector<std::string> EfficiencyNames(bool vcpus) {
+  std::vector<std::string> n = {"host_cpu_us_per_io", "iops_per_host_cpu_s"};
+  if (vcpus) {
+    n.push_back("guest_cpu_us_per_io");
+    n.push_back("iops_per_guest_cpu_s");
+  }
+  n.push_back("usr_cpu_us_per_io");
+  n.push_back("sys_cpu_us_per_io");
+  return n;
+}
+
+double BusyS(const models::Cpu& c) {
+  double s = 0;
+  for (int t = 0; t < models::kCpuTimes; ++t) {
+    if (static_cast<models::CpuTime>(t) != models::CpuTime::kIdle) s += c.TimeIn(static_cast<models::CpuTime>(t)).ToSeconds();
+  }
+  return s;
+}
+
+// The efficiency metrics of EfficiencyNames, in its order. The stack's own
+// CPUs (beyond the machine's) are not reset with the window: `*own_base`
+// holds their busy seconds at the last reset.
+std::vector<sim::RatioMetric> EfficiencyMetrics(const Machine& m, BuiltStack& stack, bool vcpus,
+                                                std::function<double()> ios, const double* own_base) {
+  auto machine_busy = [&m] {
+    double s = 0;
+    for (const models::Cpu* c : m.cpus()) s += BusyS(*c);
+    return s;
+  };
+  auto host_busy = [machine_busy, own = stack.OwnCpus(), own_base, &stack] {
+    double s = machine_busy() - *own_base + stack.ServerHostTime().ToSeconds();
+    for (const models::Cpu* c : own) s += BusyS(*c);
+    return s;
+  };
+  std::vector<sim::RatioMetric> out = {{"host_cpu_us_per_io", host_busy, ios, 1e6},
+                                       {"iops_per_host_cpu_s", ios, host_busy, 1}};
+  if (vcpus) {
+    out.push_back({"guest_cpu_us_per_io", machine_busy, ios, 1e6});
+    out.push_back({"iops_per_guest_cpu_s", ios, machine_busy, 1});
+  }
+  out.push_back({"usr_cpu_us_per_io", [&m] { return m.TimeInS(models::CpuTime::kUser); }, ios, 1e6});
+  out.push_back({"sys_cpu_us_per_io", [machine_busy, &m] { return machine_busy() - m.TimeInS(models::CpuTime::kUser); },
+                 ios, 1e6});
+  return out;
+}
+
 absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, const RunOptions& options,
                      const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
                      const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
@@ -103,10 +154,17 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
       {"sys_cpu_pct", [&w] { return w.WindowCpu(false).ToSeconds(); }, cpu_s, 100},
   };
   for (sim::RatioMetric& r : stack.Metrics()) metrics.push_back(std::move(r));
+  const std::vector<models::Cpu*> own = stack.OwnCpus();
+  double own_base = 0;
+  for (sim::RatioMetric& r : EfficiencyMetrics(m, stack, rig->part->vcpus, ios, &own_base)) {
+    metrics.push_back(std::move(r));
+  }
   auto reset = [&] {
     stack.ResetStats();
     m.ResetStats();
     w.ResetCounters();
+    own_base = 0;
+    for (const models::Cpu* c : own) own_base += BusyS(*c);
   };
   std::vector<models::Cpu*> traced = m.cpus();
   for (models::Cpu* c : stack.OwnCpus()) traced.push_back(c);
@@ -321,6 +379,10 @@ std::vector<std::string> MetricNames(const viosim::Scenario& s) {
     case viosim::Workload::kFio: {
       std::vector<std::string> names = FioMetrics();
       for (const std::string& n : StackMetricNames(s)) names.push_back(n);
+      absl::StatusOr<const StackPart*> part = StackPartOf(s);
+      if (part.ok()) {
+        for (const std::string& n : EfficiencyNames((*part)->vcpus)) names.push_back(n);
+      }
       return names;
     }
     case viosim::Workload::KIND_NOT_SET:

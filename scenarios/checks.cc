@@ -651,6 +651,32 @@ void CheckPerPage(const fio::JobFile& jobs, const std::string& field, const Cost
   }
 }
 
+// An engine, or its polled mode, that the stack's kernel does not have:
+// fio would fail to set it up (io_uring_setup returns ENOSYS; preadv2 with
+// RWF_HIPRI is refused with EOPNOTSUPP or EINVAL).
+void CheckEnginesOnKernel(const Scenario& s, const fio::JobFile& jobs, Checker& c) {
+  absl::StatusOr<const StackPart*> part = StackPartOf(s);
+  if (!part.ok() || (*part)->linux_version == 0) return;
+  const int have = (*part)->linux_version;
+  auto shown = [](int v) { return absl::StrCat(v / 100, ".", v % 100); };
+  for (const fio::JobOptions& j : jobs.jobs) {
+    int needs = 0;
+    std::string what;
+    if (j.ioengine == fio::Engine::kIoUring) {
+      needs = 501;
+      what = j.hipri ? "io_uring with hipri (IORING_SETUP_IOPOLL)" : "io_uring";
+    } else if (j.ioengine == fio::Engine::kPvsync2) {
+      needs = 406;
+      what = j.hipri ? "pvsync2 with hipri (preadv2's RWF_HIPRI)" : "pvsync2 (preadv2/pwritev2)";
+    }
+    if (needs == 0 || have >= needs) continue;
+    const Problem p = c.AboutJob(jobs, j);
+    c.Add(p, absl::StrCat("ioengine=", j.ioengine_name, ": ", what, " came with Linux ", shown(needs),
+                          "; the stack '", (*part)->name, "' models Linux ", shown(have),
+                          ", where fio cannot set it up (use libaio, psync or sync)"));
+  }
+}
+
 void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double> target_ci_pct, Checker& c) {
   const int ncpus = CpusOf(s);
   const bool full = target_ci_pct.value_or(s.workload().fio().target_ci_pct()) == 0;
@@ -691,6 +717,7 @@ void CheckJobs(const Scenario& s, const fio::JobFile& jobs, std::optional<double
     }
   }
   CheckWaits(jobs, c);
+  CheckEnginesOnKernel(s, jobs, c);
   if (KindOf(s) == StackKind::kNvme) {
     CheckPerPage(jobs, "platform.host.nvme_map_data_per_page.value", s.platform().host().nvme_map_data_per_page(), c);
   }

@@ -25,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "models/fio/job.h"
 #include "scenarios/fio_options.h"
+#include "scenarios/near_names.h"
 #include "scenarios/input_file.h"
 
 namespace fio {
@@ -697,7 +698,14 @@ class JobParser {
   void Apply(const OptionLine& o, Defaults& d, SectionWork& w) {
     const OptionInfo* info = FindOption(o.key);
     if (info == nullptr) {
-      Error(o.at, absl::StrCat("unknown option '", o.key, "'"));
+      std::vector<std::string> names;
+      for (const OptionInfo* i : AllOptions()) {
+        names.push_back(i->name);
+        if (i->alias[0] != '\0') names.push_back(i->alias);
+      }
+      const std::vector<std::string> near = viosim::NearNames(o.key, names, 3, std::max<size_t>(1, o.key.size() / 3));
+      Error(o.at, absl::StrCat("unknown option '", o.key, "'",
+                               near.empty() ? "" : absl::StrCat("; did you mean ", absl::StrJoin(near, ", "), "?")));
       return;
     }
     if (info->engines[0] != '\0') {
@@ -731,6 +739,7 @@ class JobParser {
       }
     }
     absl::string_view name = info->name;
+    if (name == "filename") d.job.filename = value;  // for the disk stats' device name
     if (name == "write_iolog") w.log_option = true;
     if (name == "log_store_compressed" || name == "log_unix_epoch" || name == "log_alternate_epoch") {
       bool on = false;

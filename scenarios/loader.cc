@@ -549,6 +549,10 @@ void CheckScenarioRules(const Scenario& s, const ParseInfoTree* tree,
              absl::StrCat("a published cell needs a role: ",
                           EnumNames(Published::Role_descriptor(), true)));
     }
+    if (p.has_effect_tolerance_pct() && p.role() != Published::PREDICTION) {
+      d->Add(loc_of(Published::kEffectTolerancePctFieldNumber), path + ".effect_tolerance_pct",
+             "only a PREDICTION cell has an effect (its value over a CALIBRATION cell's) to hold");
+    }
   }
 }
 

@@ -121,6 +121,10 @@ class BuiltStack {
   // CPUs of its own beside the Machine's (a host's), for the trace; their
   // ids follow the Machine's so that every CPU has a track of its own.
   virtual std::vector<models::Cpu*> OwnCpus() { return {}; }
+  // Host CPU time since the last ResetStats spent by threads the stack
+  // models as servers rather than tasks on a CPU (QEMU's IOThread in the
+  // blk-mq polling case), for the efficiency metrics.
+  virtual sim::Time ServerHostTime() { return sim::Time::Zero(); }
 };
 
 struct StackPart {
@@ -137,6 +141,10 @@ struct StackPart {
   // Its costs depend on where CPUs sit (cache lines moved by distance), so
   // the machine reads platform.topology whatever the scheduler.
   bool cpu_places = false;
+  // The Linux its fio jobs run on (the guest's under a VM), major * 100 +
+  // minor, e.g. 315 for 3.15: an engine that kernel lacks is refused.
+  // 0: not said.
+  int linux_version = 0;
 };
 
 // Every registered part, in the order of the oneof's fields.

@@ -55,6 +55,7 @@ struct LogOptions {
 struct JobOptions {
   std::string name;         // job name: the section name, or name= in the section
   std::string description;  // description=
+  std::string filename;     // filename= as written (the device it names, for "Disk stats")
   int line = 0;             // line of the section header, for messages
 
   Pattern rw = Pattern::kRead;

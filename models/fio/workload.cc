@@ -923,9 +923,18 @@ FioReport Workload::Run() {
   report.has_confidence = all_ci;
   report.stopped_at_steady_state = all_steady;
 
-  // The modeled device's disk statistics (fio's "Disk stats").
+  // The modeled device's disk statistics (fio's "Disk stats"), named as
+  // fio names it: the block device the first job's filename= opens
+  // (/dev/vdb: vdb), else the stack's device.
   DiskUtil du;
   du.name = "nvme0n1";
+  for (const auto& jp : jobs_) {
+    const std::string& f = jp->opt.filename;
+    if (f.rfind("/dev/", 0) == 0 && f.size() > 5 && f.find(':') == std::string::npos) {
+      du.name = f.substr(f.rfind('/') + 1);
+      break;
+    }
+  }
   for (int d = 0; d < 2; ++d) {
     du.ios[d] = disk_.ios[d];
     du.ticks[d] = static_cast<uint64_t>(disk_.ticks[d].ps() / 1000000000);

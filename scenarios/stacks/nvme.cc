@@ -81,8 +81,10 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
 }  // namespace
 
 StackPart NvmePart() {
-  return {"nvme", "bare-metal blk-mq and NVMe driver (Linux 5.13) over an SSD profile", false, &Names, &Build,
-          /*host_block=*/true};
+  StackPart p = {"nvme", "bare-metal blk-mq and NVMe driver (Linux 5.13) over an SSD profile", false, &Names, &Build,
+                 /*host_block=*/true};
+  p.linux_version = 513;
+  return p;
 }
 
 }  // namespace viosim::stacks

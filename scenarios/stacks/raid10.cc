@@ -201,8 +201,10 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
 }  // namespace
 
 StackPart Raid10Part() {
-  return {"raid10", "md raid10 near-2 over two brd ramdisks (Linux 6.4), bare metal", false, &Names, &Build,
+  StackPart p = {"raid10", "md raid10 near-2 over two brd ramdisks (Linux 6.4), bare metal", false, &Names, &Build,
           /*host_block=*/false, /*cpu_places=*/true};
+  p.linux_version = 604;
+  return p;
 }
 
 }  // namespace viosim::stacks

@@ -93,9 +93,17 @@ class Rig final : public VhostNetRig {
     auto wake = [this, n](models::WakeCase c) {
       return [this, n, c] { return n(dev_.stats().wakes[static_cast<int>(c)]); };
     };
+    auto delivered = [this] { return data_link_->DeliveredBits() - delivered_at_reset_; };
+    auto host_busy_s = [this] {
+      double busy = 0;
+      for (const models::Cpu* c : m_->cpus()) {
+        busy += m_->ElapsedS() - c->TimeIn(models::CpuTime::kIdle).ToSeconds();
+      }
+      return busy;
+    };
     return {
         // What iperf's server receives: payload off the wire since the reset.
-        {"throughput_gbps", [this] { return data_link_->DeliveredBits() - delivered_at_reset_; }, window, 1e-9},
+        {"throughput_gbps", delivered, window, 1e-9},
         {"vhost_cpu_pct", [this, ps] { return ps(dev_.WorkerCpuTime()); }, window_ps, 100},
         {"work_lock_wait_mean_us", [&wl] { return wl.wait.sum(); }, [&wl] { return static_cast<double>(wl.acquisitions); },
          1e-6},
@@ -118,6 +126,14 @@ class Rig final : public VhostNetRig {
         {"vhost_work_lock_spin_pct", [this, ps] { return ps(dev_.stats().work_lock_spin); }, window_ps, 100},
         {"vhost_schedule_pct", [this, ps] { return ps(dev_.WorkerScheduleTime()); }, window_ps, 100},
         {"vcpu_thread_cpu_pct", [this, ps] { return ps(VcpuRuntime() - vcpu_runtime_at_reset_); }, window_ps, 100},
+        // Efficiency: payload per CPU-second busy on the host (every state
+        // but idle, on every host CPU: the vCPU thread, vhost's worker, the
+        // NIC's interrupts) and on the guest (its vCPU thread's run time),
+        // and the host's CPU time per packet.
+        {"gbit_per_host_cpu_s", delivered, host_busy_s, 1e-9},
+        {"gbit_per_guest_cpu_s", delivered, [this, ps] { return ps(VcpuRuntime() - vcpu_runtime_at_reset_); }, 1e3},
+        {"host_cpu_us_per_packet", host_busy_s,
+         [this, n] { return n(net_.stats().tx_frames + net_.stats().rx_packets); }, 1e6},
     };
   }
 
@@ -192,7 +208,7 @@ std::vector<std::string> VhostNetMetricNames() {
           "work_lock_hold_mean_us", "wakeups_running_per_s",  "wakeups_runnable_per_s", "wakeups_switching_per_s", "wakeups_asleep_per_s",
           "packets_per_s",          "kicks_per_s",            "interrupts_per_s",       "tx_frame_kib",
           "vhost_handle_tx_pct",    "vhost_handle_rx_pct",    "vhost_work_lock_spin_pct", "vhost_schedule_pct",
-          "vcpu_thread_cpu_pct"};
+          "vcpu_thread_cpu_pct", "gbit_per_host_cpu_s", "gbit_per_guest_cpu_s", "host_cpu_us_per_packet"};
 }
 
 absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Params& s) {

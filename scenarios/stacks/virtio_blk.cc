@@ -180,8 +180,10 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
 }  // namespace
 
 StackPart VirtioBlkPart() {
-  return {"virtio_blk", "KVM/ARM 2014 guest: virtio_blk (3.15) over virtio-mmio, QEMU 2.0 virtio-blk", true, &Names,
-          &Build};
+  StackPart p = {"virtio_blk", "KVM/ARM 2014 guest: virtio_blk (3.15) over virtio-mmio, QEMU 2.0 virtio-blk", true,
+                 &Names, &Build};
+  p.linux_version = 315;
+  return p;
 }
 
 }  // namespace viosim::stacks

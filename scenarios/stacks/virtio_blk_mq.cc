@@ -20,6 +20,9 @@ class VirtioBlkMqStack final : public BuiltStack {
 
   models::BlockStack& block() override { return blk_; }
 
+  // QEMU's IOThread is a server here: its busy time is host CPU time.
+  sim::Time ServerHostTime() override { return blk_.IothreadBusy(); }
+
   std::vector<sim::RatioMetric> Metrics() override {
     auto n = [](uint64_t v) { return static_cast<double>(v); };
     auto reqs = [this, n] { return n(blk_.stats().irq_completions + blk_.stats().polled_completions); };
@@ -143,9 +146,11 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
 }  // namespace
 
 StackPart VirtioBlkMqPart() {
-  return {"virtio_blk_mq",
-          "x86 KVM guest: multiqueue virtio_blk with io_poll (2021 patch), QEMU IOThread aio=native, NVMe",
-          true, &VirtioBlkMqStack::Names, &Build};
+  StackPart p = {"virtio_blk_mq",
+                 "x86 KVM guest: multiqueue virtio_blk with io_poll (2021 patch), QEMU IOThread aio=native, NVMe",
+                 true, &VirtioBlkMqStack::Names, &Build};
+  p.linux_version = 513;  // the patch's base, 5.13-rc
+  return p;
 }
 
 }  // namespace viosim::stacks

@@ -55,6 +55,27 @@ TEST(GateTest, FailsWhenTheModeledValueMovesFromTheBaseline) {
   EXPECT_EQ(Gate({MakeCell("a", 100.4, 100, 5)}, base).failures, 0);
 }
 
+// An effect tolerance holds the change as well as the level: a cell whose
+// level is within its tolerance fails when its effect over its partner is
+// not.
+TEST(GateTest, FailsWhenTheEffectLeavesItsTolerance) {
+  Cell c = MakeCell("after", 128, 120, 10);  // level +6.7%, within
+  Effect e;
+  e.partner = "before";
+  e.published = 1.2;
+  e.modeled = 1.28 / 0.9;  // the partner came out 10% low
+  e.error_pct = 100 * (e.modeled / e.published - 1);
+  e.tolerance_pct = 15;
+  e.within = std::abs(e.error_pct) <= 15;
+  c.effect = e;
+  GateReport r = Gate({c}, BaselineOf({c}));
+  EXPECT_EQ(r.failures, 1);
+  EXPECT_NE(r.findings[0].problem.find("outside the 15% effect tolerance"), std::string::npos) << r.findings[0].problem;
+  c.effect->within = true;  // the same effect inside a wider tolerance passes
+  c.effect->tolerance_pct = 20;
+  EXPECT_EQ(Gate({c}, BaselineOf({c})).failures, 0);
+}
+
 // The drift allowed is max(0.5%, 2 x the cell's interval), at most 10%.
 TEST(GateTest, DriftToleranceFollowsTheCellsInterval) {
   Cell c = MakeCell("a", 100, 100, 50);

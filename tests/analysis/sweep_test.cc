@@ -119,5 +119,55 @@ TEST(FormatSweepTest, JsonAndCsvCarryEveryPointAndANullInterval) {
             "80us,after,iops,42577.9,422.7\n");
 }
 
+TEST(ParseGridSpecTest, TakesOneToThreeDistinctFields) {
+  absl::StatusOr<SweepSpec> g = ParseGridSpec({"run.duration=10ms,20ms", "workload.lockbench.threads=2,4,8"});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->field, "run.duration");
+  ASSERT_EQ(g->more.size(), 1u);
+  EXPECT_EQ(g->more[0].field, "workload.lockbench.threads");
+  EXPECT_THAT(g->more[0].values, ElementsAre("2", "4", "8"));
+  EXPECT_FALSE(ParseGridSpec({}).ok());
+  EXPECT_FALSE(ParseGridSpec({"a=1", "b=1", "c=1", "d=1"}).ok());
+  absl::StatusOr<SweepSpec> twice = ParseGridSpec({"run.duration=1ms", "run.duration=2ms"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(twice.status().message(), HasSubstr("already an axis"));
+}
+
+// A 2x2 grid with two variants: every combination, the first field
+// slowest, each pair of variants at one place; the place on the second
+// axis travels with each point into every format.
+TEST(RunSweepTest, AGridCoversEveryCombination) {
+  absl::StatusOr<viosim::ScenarioFile> f = viosim::LoadScenarioFile("fuzz/testdata/banded.textproto");
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<SweepSpec> spec =
+      ParseGridSpec({"workload.lockbench.hold.exponential.mean=1us,3us", "platform.lock_handoff.value=0ns,2us"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  RunRequest req;
+  req.overrides = {"run.duration=2ms", "run.warmup=0.5ms"};
+  absl::StatusOr<Sweep> s = RunSweep(*f, *spec, {"base", "t5"}, {"lock_acquisitions_per_s"}, req);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->points.size(), 8u);
+  std::vector<std::string> places;
+  for (const SweepPoint& p : s->points) {
+    ASSERT_EQ(p.at.size(), 1u);
+    places.push_back(absl::StrCat(p.value, "/", p.at[0], "/", p.variant));
+  }
+  EXPECT_THAT(places, ElementsAre("1us/0ns/base", "1us/0ns/t5", "1us/2us/base", "1us/2us/t5", "3us/0ns/base",
+                                  "3us/0ns/t5", "3us/2us/base", "3us/2us/t5"));
+  // A longer hold, or a costlier hand-off, lowers the rate.
+  EXPECT_LT(s->points[4].metrics[0].value, s->points[0].metrics[0].value);
+  EXPECT_LT(s->points[3].metrics[0].value, s->points[1].metrics[0].value);
+  const std::string text = FormatSweep(*s, Format::kText);
+  EXPECT_THAT(text, HasSubstr("sweep over workload.lockbench.hold.exponential.mean x platform.lock_handoff.value\n"));
+  EXPECT_THAT(text, HasSubstr("\nexponential.mean  lock_handoff.value  base lock_acquisitions_per_s"));
+  EXPECT_THAT(text, HasSubstr("\n3us               2us  "));
+  EXPECT_THAT(text, HasSubstr("gains (the ratio"));
+  const std::string json = FormatSweep(*s, Format::kJson);
+  EXPECT_THAT(json, HasSubstr("\"more\": [\n    {\n      \"field\": \"platform.lock_handoff.value\""));
+  EXPECT_THAT(json, HasSubstr("\"value\": \"3us\",\n      \"at\": [\n        \"2us\"\n      ],\n      \"variant\": \"t5\""));
+  const std::string csv = FormatSweep(*s, Format::kCsv);
+  EXPECT_THAT(csv, HasSubstr("swept_value,swept_value_2,variant,metric,value,ci95\n1us,0ns,base,"));
+}
+
 }  // namespace
 }  // namespace analysis

@@ -189,6 +189,28 @@ TEST(ReportTest, SweepDrawsOneLinePerVariantPerMetric) {
   EXPECT_THAT(md, HasSubstr("![lock_wait_mean_us](sweep_lock_wait_mean_us.svg)"));
 }
 
+// A grid sweep (--over twice): a heat map per variant and metric, each
+// square an image cell, and with two variants the gain's map; the same at
+// any --jobs.
+TEST(ReportTest, AGridSweepDrawsHeatMapsAndTheGainsMap) {
+  const std::string one = TmpDir() + "/grid1", two = TmpDir() + "/grid2";
+  const std::string args = absl::StrCat(
+      "sweep scenarios/lockbench.textproto ", kShort,
+      " --over workload.lockbench.hold.exponential.mean=1us,3us --over platform.lock_handoff.value=100ns,400ns "
+      "--report ");
+  const Result r = Viosim(absl::StrCat(args, one, " --jobs 1"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(Viosim(absl::StrCat(args, two, " --jobs 2")).code, 0);
+  ExpectSameDirs(one, two);
+  EXPECT_EQ(Files(one), (std::vector<std::string>{"data.json", "grid_N4.lock_acquisitions_per_s.svg",
+                                                  "grid_N64.lock_acquisitions_per_s.svg",
+                                                  "grid_gain_lock_acquisitions_per_s.svg", "report.md"}));
+  const std::string svg = fio_test::ReadFile(one + "/grid_gain_lock_acquisitions_per_s.svg");
+  EXPECT_EQ(Count(svg, "id=\"heat."), 1);
+  const std::string md = fio_test::ReadFile(one + "/report.md");
+  EXPECT_THAT(md, HasSubstr("over workload.lockbench.hold.exponential.mean x platform.lock_handoff.value"));
+}
+
 // explain's tornado chart: one bar per varied cost (with its whisker), the
 // costs in the table in rank order, the same at any --jobs.
 TEST(ReportTest, ExplainDrawsOneBarPerVariedCost) {

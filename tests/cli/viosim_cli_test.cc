@@ -791,6 +791,32 @@ TEST(CliFioTest, PageCacheIsNotModeledAndSaidOnce) {
   EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << r.err;
 }
 
+// A stack scenario's variant; the disk stats name the job's device; an
+// engine the stack's kernel lacks is refused; a misspelt option gets the
+// nearest names.
+TEST(CliFioTest, VariantDeviceNameKernelAndSpelling) {
+  const std::string job =
+      WriteTmp("vdc.fio", "[j]\nioengine=libaio\niodepth=8\ndirect=1\nfilename=/dev/vdc\nrw=randread\nruntime=0.2\n"
+                          "time_based\n");
+  const std::string stack = " --stack scenarios/virtio_blk_kick_lock.textproto";
+  Result before = Viosim(absl::StrCat("fio ", job, stack, " --output-format=json"));
+  Result after = Viosim(absl::StrCat("fio ", job, stack, " --variant after --output-format=json"));
+  ASSERT_EQ(before.code, 0) << before.err;
+  ASSERT_EQ(after.code, 0) << after.err;
+  EXPECT_NE(before.out, after.out);
+  EXPECT_THAT(before.out, HasSubstr("\"name\" : \"vdc\""));
+  Result unknown = Viosim(absl::StrCat("fio ", job, stack, " --variant aftr"));
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown variant 'aftr' (variants: before, after)"));
+  const std::string uring = WriteTmp("uring.fio", "[j]\nioengine=io_uring\nrw=randread\nruntime=0.2\ntime_based\n");
+  Result refused = Viosim(absl::StrCat("fio ", uring, stack));
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("io_uring came with Linux 5.1; the stack 'virtio_blk' models Linux 3.15"));
+  Result spelt = Viosim("fio -- --name=x --rw=randread --iodpeth=4");
+  EXPECT_EQ(spelt.code, 2);
+  EXPECT_THAT(spelt.err, HasSubstr("unknown option 'iodpeth'; did you mean iodepth?"));
+}
+
 struct FioBadCase {
   const char* name;
   std::string text;

@@ -596,8 +596,8 @@ TEST(EngineTest, OptionsOfOtherEnginesAreNotValid) {
 
 TEST(OptionClassTest, UnknownOption) {
   EXPECT_EQ(FirstError("[j]\nrw=read\nxyz=1\n"), "job.fio:3: unknown option 'xyz'");
-  EXPECT_EQ(FirstError("[j]\nrandrepaet=0\n"), "job.fio:2: unknown option 'randrepaet'");
-  EXPECT_EQ(FirstError("[j]\nDirect=1\n"), "job.fio:2: unknown option 'Direct'");  // case
+  EXPECT_EQ(FirstError("[j]\nrandrepaet=0\n"), "job.fio:2: unknown option 'randrepaet'; did you mean randrepeat?");
+  EXPECT_EQ(FirstError("[j]\nDirect=1\n"), "job.fio:2: unknown option 'Direct'; did you mean direct?");  // case
 }
 
 TEST(OptionClassTest, KnownButNotModeled) {

@@ -395,6 +395,18 @@ TEST(RuleTest, PublishedNeedsKnownVariantMetricReferenceAndRole) {
                                  "unknown variant 'zz' (variants: a"));
 }
 
+TEST(RuleTest, OnlyAPredictionHoldsAnEffectTolerance) {
+  const std::string message = LoadError("effect.textproto",
+                                        "variant { name: \"a\" }\n"
+                                        "published {\n"
+                                        "  variant: \"a\" metric: \"lock_acquisitions_per_s\" value: 1\n"
+                                        "  role: CALIBRATION\n"
+                                        "  effect_tolerance_pct: 10\n"
+                                        "}\n");
+  EXPECT_THAT(message, HasSubstr(At("effect.textproto", 5, 3, "published[0].effect_tolerance_pct") +
+                                 "only a PREDICTION cell has an effect"));
+}
+
 TEST(RuleTest, PublishedMayNameTheBase) {
   absl::StatusOr<ScenarioFile> file = ParseScenarioText(
       "p.textproto",

@@ -94,5 +94,22 @@ TEST(BlkPollBoundTest, ThresholdAndBusiestResource) {
   EXPECT_THAT(polling.detail, HasSubstr("vCPUs busy polling"));
 }
 
+// Does polling pay? Per I/O it costs more CPU: the polling vCPU spins where
+// the interrupt path would idle. The host's time is the guest's plus the
+// IOThread's; the rates are the inverses of the per-I/O times.
+TEST(BlkPollEfficiencyTest, PollingCostsMoreCpuPerIo) {
+  const VariantResult irq = RunRow("randread-4k-hipri0");
+  const VariantResult poll = RunRow("randread-4k-hipri1");
+  for (const VariantResult* r : {&irq, &poll}) {
+    const double host = Metric(*r, "host_cpu_us_per_io"), guest = Metric(*r, "guest_cpu_us_per_io");
+    EXPECT_GT(host, guest);
+    EXPECT_NEAR(Metric(*r, "iops_per_host_cpu_s") * host, 1e6, 1e6 * 1e-6);
+    EXPECT_NEAR(Metric(*r, "iops_per_guest_cpu_s") * guest, 1e6, 1e6 * 1e-6);
+    EXPECT_NEAR(Metric(*r, "usr_cpu_us_per_io") + Metric(*r, "sys_cpu_us_per_io"), guest, guest * 1e-9);
+  }
+  EXPECT_GT(Metric(poll, "guest_cpu_us_per_io"), 2 * Metric(irq, "guest_cpu_us_per_io"));
+  EXPECT_LT(Metric(poll, "iops_per_host_cpu_s"), Metric(irq, "iops_per_host_cpu_s"));
+}
+
 }  // namespace
 }  // namespace viosim

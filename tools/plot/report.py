@@ -394,7 +394,131 @@ def numeric_axis(values):
     return [x * DURATION[u] for x, u in parsed], "us"
 
 
+def heat_panel(ax, fig, rows, cols, grid, fmt, cmap, norm, gid):
+    """One heat map: grid[r][c] (None: not measured) over rows x cols, each
+    square labelled with its value."""
+    import numpy as np
+    z = np.array([[np.nan if v is None else v for v in row] for row in grid], dtype=float)
+    im = ax.imshow(z, cmap=cmap, norm=norm, aspect="auto", origin="lower")
+    im.set_gid(gid)
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows)
+    for r in range(len(rows)):
+        for c in range(len(cols)):
+            v = grid[r][c]
+            if v is None:
+                ax.text(c, r, "-", ha="center", va="center", fontsize=8)
+                continue
+            rgba = im.cmap(im.norm(v))
+            dark = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2] < 0.5
+            ax.text(c, r, fmt(v), ha="center", va="center", fontsize=8,
+                    color="white" if dark else "black")
+    ax.spines["top"].set_visible(True)
+    ax.spines["right"].set_visible(True)
+    return im
+
+
+def sweep_grid(data, out):
+    """A grid sweep (--over two or three times): per variant and metric a heat
+    map over the first two fields (one panel per value of a third), and with
+    two variants the gain's heat map."""
+    from matplotlib.colors import TwoSlopeNorm, Normalize
+    fields = [data["field"]] + [a["field"] for a in data["more"]]
+    points = data["points"]
+    ys = []  # the first field's values: the map's rows
+    for p in points:
+        if p["value"] not in ys:
+            ys.append(p["value"])
+    xs = data["more"][0]["values"]
+    zs = data["more"][1]["values"] if len(data["more"]) > 1 else [None]
+    variants, metrics = [], []
+    for p in points:
+        if p["variant"] not in variants:
+            variants.append(p["variant"])
+        for m in p["metrics"]:
+            if m not in metrics:
+                metrics.append(m)
+
+    def at(p, y, x, z):
+        return p["value"] == y and p["at"][0] == x and (z is None or p["at"][1] == z)
+
+    def short(f):
+        parts = f.split(".")
+        return ".".join(parts[-2:]) if parts[-1] in ("value", "option") or len(parts) > 3 else f
+
+    charts = []
+
+    def figure(title, name, cell_of, fmt, cmap, norm_of, bar_label):
+        n = len(zs)
+        fig, axes = plt.subplots(1, n, figsize=(1.2 + 3.0 * n + 0.9 * max(0, 3 - n), 3.6),
+                                 layout="constrained", squeeze=False)
+        grids = [[[cell_of(y, x, z) for x in xs] for y in ys] for z in zs]
+        flat = [v for g in grids for row in g for v in row if v is not None]
+        if not flat:
+            plt.close(fig)
+            return
+        norm = norm_of(min(flat), max(flat))
+        im = None
+        for k, z in enumerate(zs):
+            ax = axes[0][k]
+            im = heat_panel(ax, fig, ys, xs, grids[k], fmt, cmap, norm, safe_id("heat", name, str(z)))
+            ax.set_xlabel(short(fields[1]))
+            if k == 0:
+                ax.set_ylabel(short(fields[0]))
+            if z is not None:
+                ax.set_title("%s = %s" % (short(fields[2]), z), loc="left", fontsize=9)
+        fig.colorbar(im, ax=axes[0].tolist(), label=bar_label, shrink=0.9)
+        fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+        save(fig, os.path.join(out, name))
+        charts.append((title, name))
+
+    def level_norm(lo, hi):
+        return Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1)
+
+    for v in variants:
+        for m in metrics:
+            def cell(y, x, z, v=v, m=m):
+                for p in points:
+                    if p["variant"] == v and at(p, y, x, z):
+                        return p["metrics"].get(m)
+                return None
+            figure("%s, %s: %s" % (data["scenario"], v, metric_label(m)),
+                   "grid_%s.svg" % safe_id(v, m), cell,
+                   lambda x: "%.0f" % x if abs(x) >= 100 else "%.3g" % x, "viridis", level_norm,
+                   metric_label(m))
+    gains = data.get("gains", [])
+    if gains:
+        a, b = gains[0]["a"], gains[0]["b"]
+        for m in metrics:
+            def gain(y, x, z, m=m):
+                for g in gains:
+                    if g["metric"] == m and g["value"] == y and g["at"][0] == x and \
+                            (z is None or g["at"][1] == z):
+                        return g["ratio"]
+                return None
+
+            def gain_norm(lo, hi):
+                # Centred on no change: blue above 1, red below.
+                span = max(abs(hi - 1), abs(1 - lo), 1e-9)
+                return TwoSlopeNorm(vcenter=1.0, vmin=1 - span, vmax=1 + span)
+            figure("%s: %s/%s, %s" % (data["scenario"], b, a, metric_label(m)),
+                   "grid_gain_%s.svg" % safe_id(m), gain, lambda v: "%.3gx" % v, "RdBu", gain_norm,
+                   "%s / %s" % (b, a))
+
+    lines = ["# viosim sweep: %s over %s" % (data["scenario"], " x ".join(fields)), "",
+             "A grid: every combination was run. Each square is one run's value (the gain maps: "
+             "the second variant over the first). `data.json` holds the figures, with their 95% "
+             "intervals, as `viosim sweep --format json` prints them.", ""]
+    for title, name in charts:
+        lines += ["![%s](%s)" % (title, name), ""]
+    return lines
+
+
 def sweep(data, out):
+    if data.get("more"):
+        return sweep_grid(data, out)
     field = data["field"]
     points = data["points"]
     values, variants, metrics = [], [], []
