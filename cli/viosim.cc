@@ -806,9 +806,16 @@ int main(int argc, char** argv) {
       text = fio::FormatJson(*report, fio_format == "json+");
     }
     if (absl::Status s = viosim_cli::WriteLogFiles(fio_log_dir, report->logs); !s.ok()) return Fail(s);
+    for (const std::string& m : report->messages) std::cerr << m << "\n";
     SharedFlags out_flags;
     out_flags.output = fio_output;
-    return Emit(out_flags, text);
+    const int emitted = Emit(out_flags, text);
+    if (emitted != kExitOk) return emitted;
+    // As fio: a job that ended in error (a rate floor not met) exits 1.
+    for (const fio::ThreadStat& ts : report->entities) {
+      if (ts.error != 0) return kExitCheckFailed;
+    }
+    return kExitOk;
   }
 
   if (*list) {

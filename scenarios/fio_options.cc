@@ -48,6 +48,17 @@ constexpr OptionInfo kAccepted[] = {
     {"new_group", "", M, K::kFlag, "", ""},
     {"wait_for", "", M, K::kText, "", ""},
     {"cpus_allowed", "", M, K::kText, "", ""},
+    {"rate", "", M, K::kInt, "", ""},
+    {"rate_iops", "", M, K::kInt, "", ""},
+    {"rate_min", "ratemin", M, K::kInt, "", ""},
+    {"rate_iops_min", "", M, K::kInt, "", ""},
+    {"rate_process", "", M, K::kChoice, "", "linear|poisson"},
+    {"rate_cycle", "ratecycle", M, K::kInt, "", ""},
+    {"thinktime", "", M, K::kTime, "", ""},
+    {"thinktime_spin", "", M, K::kTime, "", ""},
+    {"thinktime_blocks", "", M, K::kInt, "", ""},
+    {"thinktime_blocks_type", "", M, K::kChoice, "", "complete|issue"},
+    {"bssplit", "", M, K::kText, "", ""},
     {"randrepeat", "", M, K::kBool, "", ""},
     {"norandommap", "", M, K::kFlag, "", ""},
 
@@ -148,7 +159,7 @@ constexpr Names kNotModeledGeneral[] = {
     {"io_size", "io_limit"}, {"number_ios"}, {"fill_device", "fill_fs"}, {"create_only"},
     {"pre_read"},
     // I/O pattern beyond rw/bs/bsrange.
-    {"rw_sequencer"}, {"ba", "blockalign"}, {"bssplit"}, {"bs_unaligned", "blocksize_unaligned"},
+    {"rw_sequencer"}, {"ba", "blockalign"}, {"bs_unaligned", "blocksize_unaligned"},
     {"bs_is_seq_rand"}, {"random_generator"}, {"random_distribution"},
     {"percentage_random"}, {"percentage_sequential"},
     // Submission and completion behaviour.
@@ -169,10 +180,7 @@ constexpr Names kNotModeledGeneral[] = {
     {"read_beyond_wp"}, {"max_open_zones"}, {"job_max_open_zones"}, {"ignore_zone_limits"},
     {"zone_reset_threshold"}, {"zone_reset_frequency"},
     // Pacing: think time, rate limits, latency targets, flows, steady state.
-    {"startdelay"}, {"thinktime"}, {"thinktime_spin"}, {"thinktime_blocks"},
-    {"thinktime_blocks_type"}, {"thinktime_iotime"}, {"rate"}, {"rate_min", "ratemin"},
-    {"rate_iops"}, {"rate_iops_min"}, {"rate_process"}, {"rate_cycle", "ratecycle"},
-    {"rate_ignore_thinktime"}, {"max_latency"}, {"latency_target"}, {"latency_window"},
+    {"startdelay"}, {"thinktime_iotime"}, {"rate_ignore_thinktime"}, {"max_latency"}, {"latency_target"}, {"latency_window"},
     {"latency_percentile"}, {"latency_run"}, {"flow_id"}, {"flow"}, {"flow_sleep"},
     {"steadystate", "ss"}, {"steadystate_duration", "ss_dur"}, {"steadystate_ramp_time", "ss_ramp"},
     {"exitall"}, {"exit_what"},

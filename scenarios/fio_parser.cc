@@ -602,6 +602,7 @@ struct NumberRule {
   int64_t fio_max = -1;     // fio's maximum (-1: none)
   int64_t viosim_max = -1;  // viosim's limit (-1: none)
   const char* limit_text = "";  // how to print viosim_max
+  bool seconds = true;      // a time without a unit is in seconds (else us)
 };
 
 class JobParser {
@@ -671,7 +672,17 @@ class JobParser {
     for (int dir = 0; dir < kDdirs; ++dir) {
       job.bs_min[dir] = d.range_set[dir] ? d.range_min[dir] : d.bs[dir];
       job.bs_max[dir] = d.range_set[dir] ? d.range_max[dir] : d.bs[dir];
+      // bssplit sets both to its smallest and largest listed size, chosen
+      // or not.
+      if (!job.bssplit[dir].empty()) {
+        job.bs_min[dir] = job.bs_max[dir] = job.bssplit[dir].front().bs;
+        for (const JobOptions::BsSplit& e : job.bssplit[dir]) {
+          job.bs_min[dir] = std::min(job.bs_min[dir], e.bs);
+          job.bs_max[dir] = std::max(job.bs_max[dir], e.bs);
+        }
+      }
     }
+    CheckPacing(s, job);
     if (d.engine_issue.set) Error(d.engine_issue.at, d.engine_issue.what);
     if (d.rw_issue.set) Error(d.rw_issue.at, d.rw_issue.what);
     if (job.ioengine_name != d.eo_engine) job.hipri = false;
@@ -691,6 +702,39 @@ class JobParser {
     }
     if (!job.direct) AddNote(out, kDirectNote);
     out->jobs.push_back(std::move(job));
+  }
+
+  // init.c fixup_options' checks of the rate options, and what fio 3.33
+  // does not survive.
+  void CheckPacing(const Section& s, JobOptions& job) {
+    uint64_t rate = 0, iops = 0, rate_min = 0, iops_min = 0;
+    for (int dir = 0; dir < kDdirs; ++dir) {
+      rate += job.rate[dir];
+      iops += job.rate_iops[dir];
+      rate_min += job.rate_min[dir];
+      iops_min += job.rate_iops_min[dir];
+    }
+    if ((rate && iops) || (rate_min && iops_min)) {
+      Error(s.at, absl::StrCat("job '", job.name, "': rate and rate_iops are mutually exclusive (fio refuses it)"));
+    }
+    for (int dir = 0; dir < kDdirs; ++dir) {
+      if ((job.rate[dir] && job.rate[dir] < job.rate_min[dir]) ||
+          (job.rate_iops[dir] && job.rate_iops[dir] < job.rate_iops_min[dir])) {
+        Error(s.at, absl::StrCat("job '", job.name, "': minimum rate exceeds rate, ddir ", dir, " (fio refuses it)"));
+      }
+    }
+    if (job.rate_poisson && job.Rated()) {
+      // usec_for_io divides by each issued direction's IOPS.
+      for (int dir : {kRead, kWrite}) {
+        const bool issues = dir == kRead ? !IsWriteOnly(job.rw) : (IsWriteOnly(job.rw) || IsMixed(job.rw));
+        if (issues && job.rate[dir] == 0 && job.rate_iops[dir] == 0) {
+          Error(s.at, absl::StrCat("job '", job.name, "': rate_process=poisson with no rate for ",
+                                   dir == kRead ? "reads" : "writes",
+                                   ", which the job issues: fio 3.33 dies there with SIGFPE (divides by a zero rate)"));
+        }
+      }
+    }
+    job.thinktime_spin_us = std::min(job.thinktime_spin_us, job.thinktime_us);
   }
 
   // --- one option ----------------------------------------------------------
@@ -830,7 +874,7 @@ class JobParser {
                                              const NumberRule& rule) {
     absl::Status kw = CheckHostKeywords(o, value);
     if (!kw.ok()) return kw;
-    Number n = StrToDecimal(value, !rule.time, /*is_seconds=*/true);
+    Number n = StrToDecimal(value, !rule.time, rule.seconds);
     if (n.status == NumStatus::kBad) {
       return Invalid(o, value, rule.time ? "a time such as 10, 500ms, 2m" : "a number");
     }
@@ -960,6 +1004,31 @@ class JobParser {
     }
     if (name == "filesize") return ApplyFilesize(o, value, d);
     if (name == "runtime") return number(kTimeRule, [&](int64_t v) { j.runtime_us = v; });
+    // Pacing (fio's rate* and thinktime* options).
+    if (name == "rate") return ApplyPerDirection(o, value, j.rate);
+    if (name == "rate_iops") return ApplyPerDirection(o, value, j.rate_iops);
+    if (name == "rate_min") return ApplyPerDirection(o, value, j.rate_min);
+    if (name == "rate_iops_min") return ApplyPerDirection(o, value, j.rate_iops_min);
+    if (name == "rate_process") {
+      if (value != "linear" && value != "poisson") return Invalid(o, value, "linear or poisson");
+      j.rate_poisson = value == "poisson";
+      return absl::OkStatus();
+    }
+    if (name == "rate_cycle") {
+      return number(NumberRule{false, 0, -1, kMaxTimeUs / 1000, "1 year"}, [&](int64_t v) { j.rate_cycle_ms = v; });
+    }
+    const NumberRule kMicrosRule{true, 0, -1, kMaxTimeUs, "1 year", /*seconds=*/false};
+    if (name == "thinktime") return number(kMicrosRule, [&](int64_t v) { j.thinktime_us = v; });
+    if (name == "thinktime_spin") return number(kMicrosRule, [&](int64_t v) { j.thinktime_spin_us = v; });
+    if (name == "thinktime_blocks") {
+      return number(NumberRule{false, 1, -1, kMaxDepth, "65536"}, [&](int64_t v) { j.thinktime_blocks = v; });
+    }
+    if (name == "thinktime_blocks_type") {
+      if (value != "complete" && value != "issue") return Invalid(o, value, "complete or issue");
+      j.thinktime_blocks_issue = value == "issue";
+      return absl::OkStatus();
+    }
+    if (name == "bssplit") return ApplyBssplit(o, value, d);
     if (name == "ramp_time") return number(kTimeRule, [&](int64_t v) { j.ramp_time_us = v; });
     if (name == "loops") {
       return number(NumberRule{false, 0, -1, kMaxLoops, "1000000000"},
@@ -1193,6 +1262,72 @@ class JobParser {
       }
     }
     if (!any) return absl::InvalidArgumentError(first_soft);
+    return absl::OkStatus();
+  }
+
+  // rate=r[,w[,t]] and its kin: a value per direction (bytes or I/Os per
+  // second, 1024-based suffixes), a direction left empty unlimited.
+  absl::Status ApplyPerDirection(const OptionLine& o, const std::string& value, uint64_t (&out)[kDdirs]) {
+    const NumberRule rule{false, 0, -1, kMaxSize, "1 PiB"};
+    bool any = false;
+    for (const Round& r : ListRounds(value, /*colon_dash=*/true)) {
+      if (r.text.empty() || r.text[0] == ',') continue;  // this direction left as it was
+      const std::string text = r.text.substr(0, r.text.find_first_of(",:-"));
+      absl::StatusOr<int64_t> v = ParseNumber(o, text, rule);
+      if (!v.ok()) return v.status();
+      any = true;
+      for (int dir : DirectionsOfRound(r)) out[dir] = uint64_t(*v);
+    }
+    if (!any) return Invalid(o, value, "a rate, such as 10m or ,500");
+    return absl::OkStatus();
+  }
+
+  // bssplit=size/perc:size/perc...[,write list[,trim list]]: without a
+  // comma one list for every direction; with one, reads get the first and
+  // writes and trims the second. A share left blank (or /0) takes an equal
+  // part of what the others leave; the entries are walked in ascending
+  // order of share, equal shares as written.
+  absl::Status ApplyBssplit(const OptionLine& o, const std::string& value, Defaults& d) {
+    std::vector<std::string> lists = absl::StrSplit(value, ',');
+    if (lists.size() > 3) return Invalid(o, value, "at most three lists, for read, write and trim");
+    for (size_t li = 0; li < lists.size(); ++li) {
+      std::vector<JobOptions::BsSplit> entries;
+      int given = 0, missing = 0;
+      for (absl::string_view e : absl::StrSplit(lists[li], ':', absl::SkipEmpty())) {
+        const size_t slash = e.find('/');
+        absl::StatusOr<SizeResult> bs = ParseBlockSize(o, std::string(e.substr(0, slash)), value);
+        if (!bs.ok()) return bs.status();
+        if (!bs->ok) return absl::InvalidArgumentError(bs->soft);
+        int perc = -1;
+        if (slash != absl::string_view::npos && slash + 1 < e.size()) {
+          int64_t p = 0;
+          if (!CheckInt(std::string(e.substr(slash + 1)), &p) || p < 0) return Invalid(o, value, "size/percent");
+          perc = p == 0 ? -1 : static_cast<int>(std::min<int64_t>(p, 100));
+        }
+        if (perc < 0) {
+          ++missing;
+        } else {
+          given += perc;
+        }
+        entries.push_back({uint64_t(bs->value), perc});
+        if (entries.size() > 64) return Invalid(o, value, "at most 64 entries (fio's BSSPLIT_MAX)");
+      }
+      if (entries.empty()) return Invalid(o, value, "size/percent entries separated by ':'");
+      if (given > 100 && missing > 1) {
+        return absl::InvalidArgumentError(absl::StrCat("option '", o.key, "': ", Quoted(o.value, value),
+                                                       ": the percentages add to more than 100% (fio refuses it)"));
+      }
+      for (JobOptions::BsSplit& e : entries) {
+        if (e.perc < 0) e.perc = missing > 0 ? (100 - given) / missing : 0;
+      }
+      std::stable_sort(entries.begin(), entries.end(),
+                       [](const JobOptions::BsSplit& a, const JobOptions::BsSplit& b) { return a.perc < b.perc; });
+      std::vector<int> dirs;
+      if (lists.size() == 1) dirs = {kRead, kWrite, kTrim};
+      if (lists.size() >= 2) dirs = li == 0 ? std::vector<int>{kRead} : std::vector<int>{kWrite, kTrim};
+      if (lists.size() == 3) dirs = {static_cast<int>(li)};
+      for (int dir : dirs) d.job.bssplit[dir] = entries;
+    }
     return absl::OkStatus();
   }
 

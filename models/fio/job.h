@@ -20,6 +20,11 @@ inline constexpr int kDdirs = 3;
 
 // rw=: the I/O pattern (trim patterns are known to fio but not modeled).
 enum class Pattern { kRead, kWrite, kRandRead, kRandWrite, kRw, kRandRw };
+inline bool IsRandom(Pattern p) {
+  return p == Pattern::kRandRead || p == Pattern::kRandWrite || p == Pattern::kRandRw;
+}
+inline bool IsMixed(Pattern p) { return p == Pattern::kRw || p == Pattern::kRandRw; }
+inline bool IsWriteOnly(Pattern p) { return p == Pattern::kWrite || p == Pattern::kRandWrite; }
 
 enum class Engine { kPsync, kSync, kPvsync2, kLibaio, kIoUring };
 // Synchronous engines complete each I/O inside the submitting call (depth 1,
@@ -98,6 +103,37 @@ struct JobOptions {
   std::string cpus_allowed_at;  // "FILE:LINE" of the cpus_allowed option, for messages
   bool randrepeat = true;
   bool norandommap = false;
+
+  // Pacing, as fio 3.33 does it (docs/cli.md, "Pacing"). Per direction, 0
+  // when not set: rate= (bytes/s), rate_iops=, and the floors rate_min=
+  // and rate_iops_min= checked every rate_cycle= ms after the first 2 s.
+  uint64_t rate[kDdirs] = {0, 0, 0};
+  uint64_t rate_iops[kDdirs] = {0, 0, 0};
+  uint64_t rate_min[kDdirs] = {0, 0, 0};
+  uint64_t rate_iops_min[kDdirs] = {0, 0, 0};
+  bool rate_poisson = false;   // rate_process=poisson (else linear)
+  int64_t rate_cycle_ms = 1000;
+  // thinktime= (us) after every thinktime_blocks= I/Os (completed, or
+  // issued with thinktime_blocks_type=issue), its first thinktime_spin= us
+  // spent spinning.
+  int64_t thinktime_us = 0;
+  int64_t thinktime_spin_us = 0;
+  int64_t thinktime_blocks = 1;
+  bool thinktime_blocks_issue = false;
+  // bssplit=: per direction, the sizes and their shares, sorted by share
+  // (stably) as fio walks them. Empty: bs/bsrange.
+  struct BsSplit {
+    uint64_t bs = 0;
+    int perc = 0;
+  };
+  std::vector<BsSplit> bssplit[kDdirs];
+  // Whether any rate option is set (fio's TD_F_CHECK_RATE).
+  bool Rated() const {
+    for (int d = 0; d < kDdirs; ++d) {
+      if (rate[d] || rate_iops[d] || rate_min[d] || rate_iops_min[d]) return true;
+    }
+    return false;
+  }
   LogOptions log;
 
   // The section's own options in parse order, for "job options".

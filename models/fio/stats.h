@@ -214,6 +214,9 @@ struct FioReport {
   std::string stack;             // the stack the jobs ran on
   // The log files the jobs ask for (write_bw_log, ...), in fio's order.
   std::vector<LogFile> logs;
+  // What fio prints on stderr while the jobs run ("job: rate_iops_min=500
+  // not met, got 99 IOPS"), in order.
+  std::vector<std::string> messages;
 };
 
 }  // namespace fio

@@ -36,6 +36,27 @@ struct Job {
   int group = 0;
   std::unique_ptr<models::Task> task;  // the fio process
   sim::Rng offset_rng{1}, mix_rng{1}, bs_rng{1};
+  sim::Rng poisson_rng[kDdirs] = {sim::Rng{1}, sim::Rng{1}, sim::Rng{1}};
+
+  // Pacing (fio's rate and thinktime state). The rate schedule counts from
+  // rate_epoch (the job's start, then the end of the ramp): the next I/O of
+  // a direction may not start before rate_next_us[d] us after it.
+  sim::Time rate_epoch;
+  uint64_t rate_bps[kDdirs] = {};
+  uint64_t rate_issue_bytes[kDdirs] = {};
+  uint64_t rate_next_us[kDdirs] = {};
+  uint64_t last_usec[kDdirs] = {};  // poisson's cumulative schedule
+  uint64_t think_issues = 0, think_blocks = 0;  // io_issues and io_blocks summed, for thinktime
+  uint64_t last_think_blocks = 0;
+  bool timer_fired = false;
+  bool pacing_sleep = false;  // in SleepFor
+  uint64_t sleep_gen = 0;     // SleepFor calls: a timer of an earlier one does nothing
+  // rate_min / rate_iops_min: completions since the epoch, and the check's
+  // baseline.
+  uint64_t done_bytes[kDdirs] = {}, done_blocks[kDdirs] = {};
+  bool min_rate_base = false;
+  sim::Time min_rate_since;
+  uint64_t min_rate_bytes[kDdirs] = {}, min_rate_blocks[kDdirs] = {};
 
   // Progress.
   uint64_t region = 0;        // bytes of the region the I/O goes to
@@ -177,16 +198,32 @@ void MarkLatency(ThreadStat& ts, uint64_t ns) {
   }
 }
 
-bool IsRandom(Pattern p) { return p == Pattern::kRandRead || p == Pattern::kRandWrite || p == Pattern::kRandRw; }
-bool IsMixed(Pattern p) { return p == Pattern::kRw || p == Pattern::kRandRw; }
-bool IsWriteOnly(Pattern p) { return p == Pattern::kWrite || p == Pattern::kRandWrite; }
-
 // The next block size in `ddir` (io_u.c get_next_buflen): a uniform draw
 // between the minimum and maximum, aligned down to a multiple of the
 // minimum when that is a power of two.
 uint64_t NextBlockSize(const JobOptions& o, int ddir, sim::Rng& rng) {
   const uint64_t lo = o.bs_min[ddir], hi = o.bs_max[ddir];
   if (lo == hi) return lo;
+  if (const std::vector<JobOptions::BsSplit>& split = o.bssplit[ddir]; !split.empty()) {
+    // bssplit: the first entry, in ascending order of share, whose
+    // cumulative share reaches the draw; past them all, the last one with
+    // a share. Aligned down to a multiple of the smallest size.
+    const double r = 100 * rng.Uniform01();
+    uint64_t len = 0;
+    int cum = 0;
+    for (const JobOptions::BsSplit& e : split) {
+      if (e.perc == 0) continue;
+      len = e.bs;
+      cum += e.perc;
+      if (r < cum) break;
+    }
+    if ((lo & (lo - 1)) == 0) {
+      len &= ~(lo - 1);
+    } else {
+      len -= len % lo;
+    }
+    return std::clamp(len, lo, hi);
+  }
   uint64_t len = lo + static_cast<uint64_t>(static_cast<double>(hi) * rng.Uniform01());
   if ((lo & (lo - 1)) == 0) len &= ~(lo - 1);
   return std::clamp(len, lo, hi);
@@ -322,8 +359,8 @@ models::Cpu::WorkAwaiter Workload::Work(Job& job, sim::Time cost, bool user) {
   return user ? job.task->RunUser(cost) : job.task->Run(cost);  // zero: no wait, no event
 }
 
-// get_io_u: direction (rwmix), block size, offset.
-void Workload::PrepareIo(Job& j, IoU& u) {
+// get_io_u's direction (get_rw_ddir without the rate wait).
+int Workload::ChooseDdir(Job& j) {
   const JobOptions& o = j.opt;
   int ddir = IsWriteOnly(o.rw) ? kWrite : kRead;
   if (IsMixed(o.rw)) {
@@ -342,6 +379,12 @@ void Workload::PrepareIo(Job& j, IoU& u) {
     }
     ddir = j.rwmix_ddir;
   }
+  return ddir;
+}
+
+// The rest of get_io_u: block size and offset in `ddir`.
+void Workload::PrepareIo(Job& j, IoU& u, int ddir) {
+  const JobOptions& o = j.opt;
   const uint64_t bs = NextBlockSize(o, ddir, j.bs_rng);
   uint64_t offset;
   if (IsRandom(o.rw)) {
@@ -361,6 +404,7 @@ void Workload::PrepareIo(Job& j, IoU& u) {
     j.next_offset = next < 0 ? j.region - bs : static_cast<uint64_t>(next);
   }
   ++j.io_issues[ddir];
+  ++j.think_issues;
   j.issued_bytes += bs;
   u.ddir = ddir;
   u.rq.write = ddir == kWrite;
@@ -375,6 +419,9 @@ void Workload::PrepareIo(Job& j, IoU& u) {
 // io_completed: the I/O's latencies and counters, if the ramp is over.
 void Workload::Account(Job& j, IoU& u, sim::Time now) {
   j.ChangeOpen(-1, now);
+  ++j.think_blocks;
+  j.done_bytes[u.ddir] += u.rq.bytes;
+  ++j.done_blocks[u.ddir];
   if (!j.Accounting(now)) return;
   ThreadStat& ts = *j.ts;
   DirStats& d = ts.ddir[u.ddir];
@@ -476,9 +523,16 @@ void Workload::TakeRateSamples(const std::vector<Job*>& group, sim::Time until) 
 
 sim::Task Workload::RunSyncEngine(Job& j) {
   IoU& u = j.ious[0];
+  const bool rated = j.opt.Rated();
   while (j.MoreToIssue()) {
     co_await Work(j, costs_.fio_per_io, true);
-    PrepareIo(j, u);
+    int ddir = ChooseDdir(j);
+    if (rated) {
+      co_await RateWait(j, &ddir);
+      if (!j.MoreToIssue()) break;
+    }
+    PrepareIo(j, u, ddir);
+    if (rated) RateIssued(j, ddir, u.rq.bytes);
     const bool acct = j.Accounting(sim_->Now());
     if (acct) {
       ++j.ts->io_depth[0];
@@ -505,6 +559,8 @@ sim::Task Workload::RunSyncEngine(Job& j) {
       ++j.ts->io_complete[1];
       ++j.ts->total_complete;
     }
+    co_await Think(j);
+    if (rated && !CheckMinRate(j)) break;
   }
 }
 
@@ -592,12 +648,21 @@ sim::Task Workload::RunAsyncEngine(Job& j) {
   const uint64_t cmin = static_cast<uint64_t>(o.iodepth_batch_complete_min);
   const uint64_t cmax = std::max<uint64_t>(cmin, static_cast<uint64_t>(o.iodepth_batch_complete_max));
   const bool polling_mode = cmin == 0 && o.iodepth_batch_complete_max == 0;
+  const bool rated = o.Rated();
   for (;;) {
+    bool issued = false;
     if (j.MoreToIssue() && j.cur_depth < depth) {
       co_await Work(j, costs_.fio_per_io, true);
+      int ddir = ChooseDdir(j);
+      if (rated) {
+        co_await RateWait(j, &ddir);
+        if (!j.MoreToIssue()) continue;
+      }
       IoU* u = j.free_ious.back();
       j.free_ious.pop_back();
-      PrepareIo(j, *u);
+      PrepareIo(j, *u, ddir);
+      if (rated) RateIssued(j, ddir, u->rq.bytes);
+      issued = true;
       j.pending.push_back(u);
       ++j.cur_depth;
       if (j.Accounting(sim_->Now())) ++j.ts->io_depth[DepthBucket(j.cur_depth)];
@@ -619,7 +684,152 @@ sim::Task Workload::RunAsyncEngine(Job& j) {
       uint64_t max_events = std::min(std::max(cmax, min_events), j.cur_depth);
       if (j.cur_depth > 0) co_await Reap(j, min_events, max_events);
     }
+    if (issued) {
+      co_await Think(j);
+      if (rated && !CheckMinRate(j)) j.stop = true;
+    }
   }
+}
+
+// rate_ddir: the direction's next slot is due, or (a mixed job) the other
+// direction's is; else fio drains the queue and sleeps until the earlier
+// of the two (the sleep's length reckoned before the drain, as fio does).
+sim::Task Workload::RateWait(Job& j, int* ddir) {
+  const JobOptions& o = j.opt;
+  const uint64_t now_us = static_cast<uint64_t>((sim_->Now() - j.rate_epoch).ps() / 1000000);
+  int d = *ddir;
+  if (j.rate_next_us[d] <= now_us) co_return;
+  if (IsMixed(o.rw)) {
+    const int other = d == kRead ? kWrite : kRead;
+    const int share = other == kRead ? o.rwmixread : 100 - o.rwmixread;
+    if (share > 0) {
+      if (j.rate_next_us[other] <= now_us) {
+        *ddir = j.rwmix_ddir = other;
+        co_return;
+      }
+      if (j.rate_next_us[other] < j.rate_next_us[d]) d = other;
+      *ddir = j.rwmix_ddir = d;
+    }
+  }
+  const sim::Time wait = sim::Time::Micros(static_cast<int64_t>(j.rate_next_us[d] - now_us));
+  co_await Quiesce(j);
+  co_await SleepFor(j, wait);
+}
+
+// usec_for_io, after an I/O of `ddir` is issued: linear, the bytes issued
+// so far at the direction's byte rate; poisson, one more exponential gap of
+// mean 1/IOPS (IOPS the byte rate over the smallest block size), whatever
+// the I/O's size.
+void Workload::RateIssued(Job& j, int ddir, uint64_t bytes_issued) {
+  const uint64_t bps = j.rate_bps[ddir];
+  j.rate_issue_bytes[ddir] += bytes_issued;
+  if (bps == 0) return;  // an unrated direction is never held back
+  if (j.opt.rate_poisson) {
+    const uint64_t iops = bps / std::max<uint64_t>(1, j.opt.bs_min[ddir]);
+    const double mean_us = iops > 0 ? static_cast<double>(1000000 / iops) : 0;
+    const double u = 1 - j.poisson_rng[ddir].Uniform01();  // in (0, 1]
+    j.last_usec[ddir] += static_cast<uint64_t>(mean_us * -std::log(u));
+    j.rate_next_us[ddir] = j.last_usec[ddir];
+    return;
+  }
+  const uint64_t bytes = j.rate_issue_bytes[ddir];
+  j.rate_next_us[ddir] = bytes / bps * 1000000 + bytes % bps * 1000000 / bps;
+}
+
+// handle_thinktime: after every thinktime_blocks I/Os (completed, or
+// issued), drain the queue, spin thinktime_spin, sleep the rest.
+sim::Task Workload::Think(Job& j) {
+  const JobOptions& o = j.opt;
+  if (o.thinktime_us == 0) co_return;
+  const uint64_t b = o.thinktime_blocks_issue ? j.think_issues : j.think_blocks;
+  if (b < j.last_think_blocks + static_cast<uint64_t>(o.thinktime_blocks)) co_return;
+  co_await Quiesce(j);
+  if (o.thinktime_spin_us > 0) co_await Work(j, sim::Time::Micros(o.thinktime_spin_us), true);
+  co_await SleepFor(j, sim::Time::Micros(o.thinktime_us - o.thinktime_spin_us));
+  j.last_think_blocks = b;  // read before the drain, as fio does
+}
+
+// check_min_rate: after the ramp, not before 2 s from the job's start; the
+// first call sets a baseline, then every rate_cycle ms each floored
+// direction that completed anything must have kept its floor since it.
+bool Workload::CheckMinRate(Job& j) {
+  const JobOptions& o = j.opt;
+  const sim::Time now = sim_->Now();
+  if (!j.Accounting(now) || now - j.start < sim::Time::Millis(2000)) return true;
+  if (!j.min_rate_base) {
+    j.min_rate_base = true;
+    j.min_rate_since = now;
+    std::copy(std::begin(j.done_bytes), std::end(j.done_bytes), j.min_rate_bytes);
+    std::copy(std::begin(j.done_blocks), std::end(j.done_blocks), j.min_rate_blocks);
+    return true;
+  }
+  const uint64_t spent_ms = static_cast<uint64_t>((now - j.min_rate_since).ps() / 1000000000);
+  if (spent_ms < static_cast<uint64_t>(o.rate_cycle_ms) || spent_ms == 0) return true;
+  for (int d = 0; d < kDdirs; ++d) {
+    if (j.done_bytes[d] == 0) continue;
+    std::string failed;
+    if (o.rate_min[d] != 0) {
+      const uint64_t rate = (j.done_bytes[d] - j.min_rate_bytes[d]) * 1000 / spent_ms;
+      if (rate < o.rate_min[d]) failed = absl::StrCat(o.name, ": rate_min=", o.rate_min[d], "B/s not met, got ", rate, "B/s");
+    } else if (o.rate_iops_min[d] != 0) {
+      const uint64_t iops = (j.done_blocks[d] - j.min_rate_blocks[d]) * 1000 / spent_ms;
+      if (iops < o.rate_iops_min[d]) {
+        failed = absl::StrCat(o.name, ": rate_iops_min=", o.rate_iops_min[d], " not met, got ", iops, " IOPS");
+      }
+    }
+    if (!failed.empty()) {
+      messages_.push_back(failed);
+      j.ts->error = 5;  // EIO
+      j.ts->verror = "file:backend.c:1131, func=check_min_rate, error=Input/output error";
+      return false;
+    }
+  }
+  j.min_rate_since = now;
+  std::copy(std::begin(j.done_bytes), std::end(j.done_bytes), j.min_rate_bytes);
+  std::copy(std::begin(j.done_blocks), std::end(j.done_blocks), j.min_rate_blocks);
+  return true;
+}
+
+sim::Task Workload::Quiesce(Job& j) {
+  if (IsSync(j.opt.ioengine)) co_return;  // nothing stays in flight
+  co_await Commit(j);
+  if (j.cur_depth > 0) co_await Reap(j, j.cur_depth, j.cur_depth);
+}
+
+sim::Task Workload::SleepFor(Job& j, sim::Time d) {
+  if (d <= sim::Time::Zero() || j.stop) co_return;
+  models::Task& t = *j.task;
+  const uint64_t gen = ++j.sleep_gen;
+  j.timer_fired = false;
+  j.pacing_sleep = true;
+  sim_->Spawn(Timer(j, sim_->Now() + d, gen));
+  for (;;) {
+    t.SetState(models::Task::State::kInterruptible);
+    if (j.timer_fired || j.stop) break;
+    co_await t.Schedule();
+  }
+  t.SetState(models::Task::State::kRunning);
+  j.pacing_sleep = false;
+}
+
+// The sleep's hrtimer: its interrupt on the CPU the job sleeps on wakes it.
+sim::Task Workload::Timer(Job& j, sim::Time at, uint64_t gen) {
+  co_await sim_->Delay(at - sim_->Now());
+  if (j.sleep_gen != gen || !j.pacing_sleep) co_return;
+  models::Cpu& cpu = *j.task->cpu();
+  cpu.RaiseIrq(TimerIrq(j, cpu, gen));
+}
+
+void Workload::WakeSleeper(Job& j) {
+  if (!j.pacing_sleep) return;
+  models::Cpu& cpu = *j.task->cpu();
+  cpu.RaiseIrq(TimerIrq(j, cpu, j.sleep_gen));
+}
+
+sim::Task Workload::TimerIrq(Job& j, models::Cpu& cpu, uint64_t gen) {
+  if (j.sleep_gen != gen || !j.pacing_sleep) co_return;
+  j.timer_fired = true;
+  co_await cpu.scheduler()->TryToWakeUp(*j.task, cpu);
 }
 
 // fio's fork of a job: wait_for= holds it back until the named job (every
@@ -633,6 +843,7 @@ sim::Task Workload::LaunchJob(Job& job) {
 
 sim::Task Workload::RunJob(Job& job) {
   job.launched = true;
+  job.rate_epoch = sim_->Now();
   StartSampling(job);
   if (IsSync(job.opt.ioengine)) {
     co_await RunSyncEngine(job);
@@ -693,6 +904,13 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
   for (Job* j : group) {
     j->measure_start = ramp_end;
     StartSampling(*j);
+    // reset_all_stats at the ramp's end: the rate schedule restarts, and
+    // the issue and completion counts thinktime compares are zeroed, though
+    // not the count of its last think (fio 3.33 keeps that one).
+    j->rate_epoch = ramp_end;
+    for (int d = 0; d < kDdirs; ++d) j->rate_issue_bytes[d] = j->rate_next_us[d] = j->last_usec[d] = 0;
+    j->think_issues = j->think_blocks = 0;
+    j->min_rate_base = false;
   }
   // Step through batches; stop at runtime, when every job is done, or when
   // the group's IOPS is steady within the target.
@@ -741,7 +959,10 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
     if (steady_now || now >= hard_end || now >= cap) {
       *steady = steady_now && now < hard_end;
       stopping = true;
-      for (Job* j : group) j->stop = true;
+      for (Job* j : group) {
+        j->stop = true;
+        WakeSleeper(*j);  // a rate wait or a think ends with the run
+      }
     }
   }
   if (disk_.measuring) {
@@ -806,6 +1027,12 @@ std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) 
       j->offset_rng = sim::Rng::ForStream(control_.seed, stream + ".offset");
       j->mix_rng = sim::Rng::ForStream(control_.seed, stream + ".rwmix");
       j->bs_rng = sim::Rng::ForStream(control_.seed, stream + ".bs");
+      for (int d = 0; d < kDdirs; ++d) {
+        j->poisson_rng[d] = sim::Rng::ForStream(control_.seed, absl::StrCat(stream, ".poisson", d));
+        // init.c __setup_rate: a byte rate, rate_iops counted in the
+        // direction's smallest block size.
+        j->rate_bps[d] = o.rate[d] != 0 ? o.rate[d] : o.rate_iops[d] * o.bs_min[d];
+      }
       j->region = o.size > 0 ? o.size : (uint64_t{1} << 30);
       const int n = IsSync(o.ioengine) ? 1 : o.iodepth;
       j->ious.resize(static_cast<size_t>(n));
@@ -942,6 +1169,7 @@ FioReport Workload::Run() {
   du.in_queue = du.ticks[0] + du.ticks[1];
   du.util = disk_.measured > sim::Time::Zero() ? 100.0 * disk_.io_ticks.ToSeconds() / disk_.measured.ToSeconds() : 0;
   report.disk_util.push_back(du);
+  report.messages = messages_;
 
   // Per-job reports, then per group (group_reporting) or per job.
   for (auto& jp : jobs_) {

@@ -133,7 +133,27 @@ class Workload {
   void LogCompletion(Job& job, const IoU& u, uint64_t clat, uint64_t lat, sim::Time now);
   void StartSampling(Job& job);
   void TakeRateSamples(const std::vector<Job*>& group, sim::Time until);
-  void PrepareIo(Job& job, IoU& u);
+  // get_io_u in two steps: the direction (rwmix), then, after any rate
+  // wait, the block size and offset.
+  int ChooseDdir(Job& job);
+  void PrepareIo(Job& job, IoU& u, int ddir);
+  // Pacing (fio 3.33's rate_ddir, usec_for_io, handle_thinktime,
+  // check_min_rate): the wait before an I/O, which may change its
+  // direction (`*ddir`); the schedule's step after one is issued; the think
+  // after an iteration; the floor's check, false when the job must stop.
+  sim::Task RateWait(Job& job, int* ddir);
+  void RateIssued(Job& job, int ddir, uint64_t bytes);
+  sim::Task Think(Job& job);
+  bool CheckMinRate(Job& job);
+  // io_u_quiesce: what is queued committed, everything in flight reaped.
+  sim::Task Quiesce(Job& job);
+  // usec_sleep: the job sleeps `d` (a timer's interrupt on its CPU wakes
+  // it), cut short when its group stops.
+  sim::Task SleepFor(Job& job, sim::Time d);
+  sim::Task Timer(Job& job, sim::Time at, uint64_t gen);
+  static sim::Task TimerIrq(Job& job, models::Cpu& cpu, uint64_t gen);
+  // Wakes the job from a SleepFor now (its group stops).
+  static void WakeSleeper(Job& job);
   // Runs the jobs of one group to their end; returns the simulated time
   // the job file asked for (ramp + runtime, or an estimate for size-bound
   // jobs) and fills `steady` and `ci_pct` (the IOPS's 95% half-width in
@@ -152,6 +172,7 @@ class Workload {
   std::vector<std::unique_ptr<Job>> jobs_;
   std::unique_ptr<Sink> sink_;
   WindowCounters window_;
+  std::vector<std::string> messages_;  // what fio would print on stderr (a rate floor not met)
   // The device as fio's disk stats see it (block/genhd.c part_stat): I/Os
   // in flight from all jobs, and over the measured windows the time with
   // at least one in flight (io_ticks), completions and their summed

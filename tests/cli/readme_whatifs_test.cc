@@ -132,6 +132,21 @@ TEST_F(ReadmeWhatIfsTest, BlkPollGrid) {
                           span("100us", "host_cpu_us_per_io", "%.1f"), "x the interrupt path's"));
 }
 
+// The load curve: fio's pacing swept on blk-poll.
+TEST_F(ReadmeWhatIfsTest, BlkPollLoadCurve) {
+  const Json s = Run(
+      "sweep scenarios/virtio_blk_poll.textproto -v randread-4k-hipri0 -v randread-4k-hipri1 --set "
+      "workload.fio.rate_process=poisson --over workload.fio.rate_iops=5000,10000,20000,30000,35000,40000,50000 "
+      "--metric iops --metric clat_mean_us --jobs 2");
+  ExpectSays(absl::StrCat(
+      "Offered 5,000 to 50,000 IOPS per job, the interrupt path's mean completion latency falls from ",
+      absl::StrFormat("%.2f", SweepMetric(s, "5000", "randread-4k-hipri0", "clat_mean_us")), " to ",
+      absl::StrFormat("%.2f", SweepMetric(s, "50000", "randread-4k-hipri0", "clat_mean_us")),
+      " us as the vCPUs stop halting between I/Os, and its IOPS level off at ",
+      Grouped(SweepMetric(s, "50000", "randread-4k-hipri0", "iops")), " where polling goes on to ",
+      Grouped(SweepMetric(s, "50000", "randread-4k-hipri1", "iops"))));
+}
+
 TEST_F(ReadmeWhatIfsTest, VhostWake) {
   const std::string variants = " --variant streams256-original --variant streams256-modified --jobs 2";
   const Json pinned =

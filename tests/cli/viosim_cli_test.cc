@@ -817,6 +817,29 @@ TEST(CliFioTest, VariantDeviceNameKernelAndSpelling) {
   EXPECT_THAT(spelt.err, HasSubstr("unknown option 'iodpeth'; did you mean iodepth?"));
 }
 
+// A rate floor not met ends the job with fio's EIO after its 2 s settle
+// and one rate_cycle, says so on stderr and exits 1, as fio does; rate
+// options fio refuses, or dies on, are refused.
+TEST(CliFioTest, RateFloorAndRefusedRates) {
+  const std::string floor = WriteTmp(
+      "floor.fio",
+      "[j]\nioengine=psync\ndirect=1\nrw=randread\nruntime=6\ntime_based\nthinktime=10ms\nrate_iops=1000\n"
+      "rate_iops_min=500\n");
+  Result r = Viosim(absl::StrCat("fio ", floor, " --full"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("j: rate_iops_min=500 not met, got 100 IOPS"));
+  EXPECT_THAT(r.out, HasSubstr("err= 5 (file:backend.c:1131, func=check_min_rate"));
+  EXPECT_THAT(r.out, HasSubstr("(1200KiB/3003msec)"));
+  const std::string both = WriteTmp("both.fio", "[j]\nrate=1m\nrate_iops=100\n");
+  r = Viosim(absl::StrCat("fio ", both));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("rate and rate_iops are mutually exclusive"));
+  const std::string poisson = WriteTmp("poisson.fio", "[j]\nrw=randrw\nrate_iops=,1000\nrate_process=poisson\n");
+  r = Viosim(absl::StrCat("fio ", poisson));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("rate_process=poisson with no rate for reads"));
+}
+
 struct FioBadCase {
   const char* name;
   std::string text;
@@ -841,8 +864,8 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, FioBadInputTest,
     testing::Values(
         FioBadCase{"unknown", "[j]\nrw=read\nxyz=1\n", "3: unknown option 'xyz'"},
-        FioBadCase{"not_modeled", "[j]\nrw=read\nrate_iops=100\n",
-                   "3: option 'rate_iops' is understood by fio but not modeled by viosim"},
+        FioBadCase{"not_modeled", "[j]\nrw=read\nrate_ignore_thinktime=1\n",
+                   "3: option 'rate_ignore_thinktime' is understood by fio but not modeled by viosim"},
         FioBadCase{"bad_value", "[j]\nrw=randomread\n", "2:"},
         FioBadCase{"outside_section", "rw=read\n[j]\n", "1:"},
         FioBadCase{"absurd_depth", "[j]\nioengine=libaio\niodepth=100000000\n", "3:"},
@@ -881,9 +904,10 @@ TEST(CliFioTest, JobFromFiosCommandLineForm) {
                      "--direct=1 --runtime=1 --time_based");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_THAT(ok.out, HasSubstr("\"jobname\" : \"cl\""));
-  Result bad = Viosim("fio -- --name=cl --rate_iops=5");
+  Result bad = Viosim("fio -- --name=cl --rate_ignore_thinktime=1");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_THAT(bad.err, HasSubstr("<command line>:2: option 'rate_iops' is understood by fio but not modeled"));
+  EXPECT_THAT(bad.err,
+              HasSubstr("<command line>:2: option 'rate_ignore_thinktime' is understood by fio but not modeled"));
 }
 
 }  // namespace

@@ -128,23 +128,35 @@ const std::vector<Case>& Cases() {
          EXPECT_TRUE(f.jobs[0].hipri);
          EXPECT_EQ(f.jobs[0].ioengine, Engine::kPvsync2);
        }},
+      {"accept_rate_iops.fio",
+       [](const JobFile& f) {
+         ASSERT_EQ(f.jobs.size(), 1u);
+         EXPECT_EQ(f.jobs[0].rate_iops[0], 500u);  // one value: every direction
+         EXPECT_EQ(f.jobs[0].rate_iops[1], 500u);
+         EXPECT_FALSE(f.jobs[0].rate_poisson);
+       }},
+      {"accept_bssplit.fio",
+       [](const JobFile& f) {
+         ASSERT_EQ(f.jobs.size(), 1u);
+         ASSERT_EQ(f.jobs[0].bssplit[0].size(), 2u);
+         EXPECT_EQ(f.jobs[0].bssplit[0][0].bs, 4096u);  // equal shares keep their order
+         EXPECT_EQ(f.jobs[0].bs_min[0], 4096u);
+         EXPECT_EQ(f.jobs[0].bs_max[0], 65536u);
+       }},
       // --- rejected: fio runs them, viosim does not model what they need -------
       {"reject_verify.fio", nullptr,
        ":8: option 'verify' is understood by fio but not modeled by viosim"},
       {"reject_zoned.fio", nullptr,
        ":5: option 'zonemode' is understood by fio but not modeled by viosim"},
-      {"reject_rate_iops.fio", nullptr,
-       ":7: option 'rate_iops' is understood by fio but not modeled by viosim"},
       {"reject_startdelay_rate.fio", nullptr,
-       ":5: option 'rate' is understood by fio but not modeled by viosim"},
+       ":10: option 'startdelay' is understood by fio but not modeled by viosim"},
       {"reject_net_engine.fio", nullptr,
        ":2: ioengine=net is understood by fio but not modeled by viosim (modeled engines: "
        "libaio, io_uring, pvsync2, psync, sync)"},
       {"reject_null_engine.fio", nullptr,
        ":5: ioengine=null is understood by fio but not modeled by viosim (modeled engines: "
        "libaio, io_uring, pvsync2, psync, sync)"},
-      {"reject_bssplit.fio", nullptr,
-       ":2: option 'bssplit' is understood by fio but not modeled by viosim"},
+
       {"reject_random_distribution.fio", nullptr,
        ":5: option 'random_distribution' is understood by fio but not modeled by viosim"},
       {"reject_latency_target.fio", nullptr,

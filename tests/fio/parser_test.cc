@@ -600,11 +600,44 @@ TEST(OptionClassTest, UnknownOption) {
   EXPECT_EQ(FirstError("[j]\nDirect=1\n"), "job.fio:2: unknown option 'Direct'; did you mean direct?");  // case
 }
 
+// Pacing as fio reads it: rates per direction with 1024-based suffixes,
+// thinktime in us without a unit, bssplit's blank shares filled and its
+// entries walked in ascending order of share, equal shares as written.
+TEST(PacingOptionsTest, RatesThinktimeAndBssplitAsFioReadsThem) {
+  JobFile f = Parse("[j]\nrw=randrw\nrate=1m,\nrate_iops_min=,10\nrate_process=linear\nthinktime=250\n"
+                    "thinktime_spin=1ms\nthinktime_blocks=8\nthinktime_blocks_type=issue\n"
+                    "bssplit=4k/50:1k/:32k/\n");
+  ASSERT_EQ(f.jobs.size(), 1u);
+  const JobOptions& j = f.jobs[0];
+  EXPECT_EQ(j.rate[0], 1048576u);  // 1m = 1 MiB/s, reads only
+  EXPECT_EQ(j.rate[1], 0u);
+  EXPECT_EQ(j.rate_iops_min[0], 0u);
+  EXPECT_EQ(j.rate_iops_min[1], 10u);
+  EXPECT_FALSE(j.rate_poisson);
+  EXPECT_TRUE(Parse("[j]\nrw=randrw\nrate_iops=100,100\nrate_process=poisson\n").jobs.at(0).rate_poisson);
+  EXPECT_EQ(j.thinktime_us, 250);
+  EXPECT_EQ(j.thinktime_spin_us, 250);  // clamped to thinktime
+  EXPECT_EQ(j.thinktime_blocks, 8);
+  EXPECT_TRUE(j.thinktime_blocks_issue);
+  ASSERT_EQ(j.bssplit[0].size(), 3u);
+  EXPECT_EQ(j.bssplit[0][0].bs, 1024u);  // 25%: the blank shares split 50%
+  EXPECT_EQ(j.bssplit[0][0].perc, 25);
+  EXPECT_EQ(j.bssplit[0][1].bs, 32768u);
+  EXPECT_EQ(j.bssplit[0][2].bs, 4096u);  // 50% last
+  EXPECT_EQ(j.bs_min[0], 1024u);
+  EXPECT_EQ(j.bs_max[0], 32768u);
+  EXPECT_EQ(FirstError("[j]\nbssplit=4k/60:8k/60:16k/:32k/\n"),
+            "job.fio:2: option 'bssplit': '4k/60:8k/60:16k/:32k/': the percentages add to more than 100% (fio "
+            "refuses it)");
+  EXPECT_EQ(FirstError("[j]\nrate_iops=100\nrate_iops_min=200\n"),
+            "job.fio:1: job 'j': minimum rate exceeds rate, ddir 0 (fio refuses it)");
+}
+
 TEST(OptionClassTest, KnownButNotModeled) {
-  EXPECT_EQ(FirstError("[j]\nrw=read\nrate_iops=1000\n"),
-            "job.fio:3: option 'rate_iops' is understood by fio but not modeled by viosim");
-  EXPECT_EQ(FirstError("[j]\nratemin=1m\n"),
-            "job.fio:2: option 'ratemin' is understood by fio but not modeled by viosim");
+  EXPECT_EQ(FirstError("[j]\nrw=read\nrate_ignore_thinktime=1\n"),
+            "job.fio:3: option 'rate_ignore_thinktime' is understood by fio but not modeled by viosim");
+  EXPECT_EQ(FirstError("[j]\nthinktime_iotime=1\n"),
+            "job.fio:2: option 'thinktime_iotime' is understood by fio but not modeled by viosim");
 }
 
 TEST(OptionClassTest, NoEffectOptionsAreAcceptedAndRecorded) {
@@ -656,7 +689,8 @@ TEST(OptionClassTest, NoEffectValuesAreStillChecked) {
 TEST(OptionClassTest, TheTableHasHundredsOfNamesInTheRightClasses) {
   EXPECT_GT(AllOptions().size(), 300u);
   EXPECT_EQ(FindOption("timeout")->name, std::string("runtime"));
-  EXPECT_EQ(FindOption("rate_iops")->support, Support::kNotModeled);
+  EXPECT_EQ(FindOption("rate_iops")->support, Support::kModeled);
+  EXPECT_EQ(FindOption("rate_ignore_thinktime")->support, Support::kNotModeled);
   EXPECT_EQ(FindOption("directory")->support, Support::kNoEffect);
   EXPECT_EQ(FindOption("iodepth")->support, Support::kModeled);
   EXPECT_EQ(FindOption("not_an_option"), nullptr);
@@ -784,12 +818,12 @@ TEST(JobSemanticsTest, OrderQuirkFilenameLast) {
 }
 
 TEST(ErrorsTest, SeveralErrorsComeInLineOrderOnePerLine) {
-  std::string e = Error("[global]\nioengine=null\n[j]\nfoo=1\nrate=1m\n");
+  std::string e = Error("[global]\nioengine=null\n[j]\nfoo=1\nstartdelay=1\n");
   EXPECT_EQ(e,
             "job.fio:2: ioengine=null is understood by fio but not modeled by viosim (modeled "
             "engines: libaio, io_uring, pvsync2, psync, sync)\n"
             "job.fio:4: unknown option 'foo'\n"
-            "job.fio:5: option 'rate' is understood by fio but not modeled by viosim");
+            "job.fio:5: option 'startdelay' is understood by fio but not modeled by viosim");
 }
 
 // --- command line -----------------------------------------------------------------
