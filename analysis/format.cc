@@ -106,6 +106,13 @@ std::string FormatVariantText(const viosim::VariantResult& r) {
   absl::StrAppend(out, absl::StrFormat("   seed %d, warm-up %s, measured %s in %d batches, %d events\n", r.seed,
                                        sim::FormatTime(r.warmup), sim::FormatTime(r.duration), r.batches,
                                        r.events));
+  if (r.precision > 0) {
+    absl::StrAppend(out, absl::StrFormat("   precision %g%%: ", 100 * r.precision),
+                    r.precision_reached
+                        ? "every measured interval within it"
+                        : absl::StrCat("not reached at the cap for ", absl::StrJoin(r.precision_missed, ", ")),
+                    "\n");
+  }
   if (!r.bound_detail.empty()) absl::StrAppend(out, "   bound: ", r.bound_detail, "\n");
   absl::StrAppend(out, "\n");
   // "-": no interval computed for the metric.
@@ -193,6 +200,13 @@ void VariantJson(const viosim::VariantResult& r, JsonWriter& j) {
   j.Key("warmup_s").Number(r.warmup.ToSeconds());
   j.Key("duration_s").Number(r.duration.ToSeconds());
   j.Key("batches").Int(r.batches);
+  if (r.precision > 0) {
+    j.Key("precision").BeginObject().Key("target_pct").Number(100 * r.precision).Key("reached").Bool(
+        r.precision_reached);
+    j.Key("missed").BeginArray();
+    for (const std::string& m : r.precision_missed) j.String(m);
+    j.EndArray().EndObject();
+  }
   j.Key("events").Uint(r.events);
   j.Key("lock_stat").BeginArray();
   for (const viosim::LockStatRow& l : r.locks) {

@@ -82,6 +82,25 @@ void AddShared(CLI::App* cmd, SharedFlags* f) {
           ->type_name("FILE"));
 }
 
+// --precision P%: the run goes on until every measured interval's
+// half-width is within P% of its value, or 16 times run.duration.
+void AddPrecision(CLI::App* cmd, double* fraction) {
+  cmd->add_option_function<std::string>(
+         "--precision",
+         [fraction](const std::string& v) {
+           std::string t = v;
+           if (!t.empty() && t.back() == '%') t.pop_back();
+           double p = 0;
+           if (!absl::SimpleAtod(t, &p) || !std::isfinite(p) || p <= 0 || p > 100) {
+             throw CLI::ValidationError("--precision", "'" + v + "': expected a percentage in (0, 100], e.g. 5%");
+           }
+           *fraction = p / 100;
+         },
+         "Batches go on until every measured interval's half-width is within P% of its value, or 16 x "
+         "run.duration has been measured; the output says which it was")
+      ->type_name("P%");
+}
+
 analysis::Format ToFormat(const std::string& s) {
   if (s == "json") return analysis::Format::kJson;
   if (s == "csv") return analysis::Format::kCsv;
@@ -271,6 +290,8 @@ int main(int argc, char** argv) {
   SharedFlags run_f, list_f, rep_f, gate_f, sweep_f, cal_f;
 
   CLI::App* run = app.add_subcommand("run", "Run a scenario's variants and print a readable report");
+  double run_precision = 0, sweep_precision = 0, rep_precision = 0;
+  AddPrecision(run, &run_precision);
   std::string run_path;
   std::vector<std::string> run_variants;
   std::string trace_path;
@@ -323,6 +344,7 @@ int main(int argc, char** argv) {
           ->type_name("FIELD");
   const FitFlags refit_flags = AddFitFlags(sweep, &refit_spec, &refit_cell, &refit_range);
   AddShared(sweep, &sweep_f);
+  AddPrecision(sweep, &sweep_precision);
   cli::ShardFlags sweep_shard;
   cli::AddShardFlags(sweep, &sweep_shard);
   std::string sweep_report;
@@ -364,6 +386,7 @@ int main(int argc, char** argv) {
                   "Scenario files (default: every scenario under scenarios/ with published values)")
       ->type_name("SCENARIO");
   AddShared(rep, &rep_f);
+  AddPrecision(rep, &rep_precision);
   cli::ShardFlags rep_shard;
   cli::AddShardFlags(rep, &rep_shard);
   cli::MergeFlags merge_f;
@@ -559,6 +582,7 @@ int main(int argc, char** argv) {
     req.overrides = Overrides(run_f);
     req.jobs = run_f.jobs;
     req.options.trace = !trace_path.empty();
+    req.options.precision = run_precision;
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<viosim::VariantResult>> results = analysis::RunVariants(*file, variants, req);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -625,6 +649,10 @@ int main(int argc, char** argv) {
     }
     if (absl::Status s = CheckWritable(sweep_f.output); !s.ok()) return Fail(s);
     if (cli::Sharded(sweep_shard, sweep_f.format)) {
+      if (sweep_precision > 0) {
+        return Fail(absl::InvalidArgumentError("--precision needs the whole run: not with --list, --shard or --format "
+                                               "jsonl"));
+      }
       if (sweep_report_opt->count() > 0) {
         return Fail(absl::InvalidArgumentError("--report needs the whole run: not with --list, --shard or --format jsonl"));
       }
@@ -655,6 +683,7 @@ int main(int argc, char** argv) {
     analysis::RunRequest req;
     req.overrides = Overrides(sweep_f);
     req.jobs = sweep_f.jobs;
+    req.options.precision = sweep_precision;
     if (!refit) {
       absl::StatusOr<analysis::Sweep> result = analysis::RunSweep(*file, *spec, sweep_variants, sweep_metrics, req);
       if (!result.ok()) return Fail(result.status());
@@ -881,6 +910,10 @@ int main(int argc, char** argv) {
     paths = *all;
   }
   if (const cli::ShardFlags& shard = is_gate ? gate_shard : rep_shard; cli::Sharded(shard, f.format)) {
+    if (!is_gate && rep_precision > 0) {
+      return Fail(absl::InvalidArgumentError("--precision needs the whole run: not with --list, --shard or --format "
+                                             "jsonl"));
+    }
     if (is_gate && update_baseline) {
       return Fail(absl::InvalidArgumentError("--update-baseline needs the whole run: not with --list, --shard or "
                                              "--format jsonl"));
@@ -901,6 +934,7 @@ int main(int argc, char** argv) {
   }
   analysis::RunRequest req;
   req.jobs = f.jobs;
+  if (!is_gate) req.options.precision = rep_precision;
   std::vector<analysis::Reproduction> reps;
   const bool bands = !is_gate && rep->count("--bands") > 0;
   // Each scenario takes the --set paths some variant of it reads; a path

@@ -275,7 +275,13 @@ absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, cons
     // are; at the window's very end it runs after the last batch.
     if (to < from + plan.duration) sim.Spawn(CloseTraceAt(sim, to, cpus));
   }
-  out->metrics = sim::MeasureBatches(sim, plan, reset_and_trace, metrics);
+  sim::MeasureOutcome outcome;
+  out->metrics = sim::MeasureBatches(sim, plan, reset_and_trace, metrics, &outcome);
+  out->duration = outcome.measured;
+  out->batches = outcome.batches;
+  out->precision = plan.precision;
+  out->precision_reached = outcome.reached;
+  out->precision_missed = outcome.missed;
   if (trace && to >= from + plan.duration) {
     for (models::Cpu* c : cpus) c->CloseTraceSlice();
   }
@@ -406,6 +412,8 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
   if (!duration.ok()) return duration.status();
   run.Int("max_request_slots");
   sim::MeasurementPlan plan{*warmup, *duration, static_cast<int>(run.Int("batches"))};
+  plan.precision = options.precision;
+  plan.max_factor = options.max_factor;
   out.warmup = plan.warmup;
   out.duration = plan.duration;
   out.batches = plan.batches;

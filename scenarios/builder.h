@@ -43,8 +43,13 @@ struct VariantResult {
   std::string description;  // what the variant is, from the scenario
   uint64_t seed = 0;
   sim::Time warmup;
-  sim::Time duration;
-  int batches = 0;
+  sim::Time duration;  // the measured window as it ran (longer than run.duration under a precision)
+  int batches = 0;     // the batches the intervals come from
+  // With RunOptions::precision: the target (a fraction), whether every
+  // measured interval reached it, and the metrics that did not.
+  double precision = 0;
+  bool precision_reached = true;
+  std::vector<std::string> precision_missed;
   std::vector<sim::MetricEstimate> metrics;
   std::vector<LockStatRow> locks;
   std::vector<std::string> cpu_states;
@@ -77,6 +82,10 @@ struct RunOptions {
   // Resources (lock classes, cache lines) made ideal in the run, by name
   // (sim::Simulator::set_ideal).
   std::vector<std::string> ideal;
+  // Sequential stopping (sim::MeasurementPlan::precision): a fraction, 0
+  // off; the run measures at most `max_factor` times run.duration.
+  double precision = 0;
+  int max_factor = 16;
 };
 
 // REQUIRES: `resolved` passed the loader's validation (units, bounds).

@@ -47,14 +47,40 @@ struct MeasurementPlan {
   Time warmup;
   Time duration;
   int batches = 20;
+  // Sequential stopping (`--precision P%`): 0, off. Otherwise, after the
+  // window the run goes on, batch by batch, until every measured metric's
+  // 95% half-width is within `precision` (a fraction) of its value, or the
+  // run has measured `max_factor` times `duration`. The batches keep their
+  // number: when they have doubled, adjacent pairs merge and the batch
+  // length doubles, so that batches grow with the run and their means stay
+  // nearly independent however long the model's own correlation is (the
+  // fixed-number-of-batches rule of sequential batch means procedures).
+  double precision = 0;
+  int max_factor = 16;
+};
+
+// What a sequential run reached.
+struct MeasureOutcome {
+  Time measured;         // the measured window, as it ended
+  int batches = 0;       // the batches the estimates come from
+  Time batch_length;     // the last batches' length
+  bool reached = true;   // every measured interval within the precision
+  std::vector<std::string> missed;  // the metrics whose interval was not, in order
 };
 
 // Runs `sim` through warm-up, calls `reset`, then through `batches` equal
-// batches, and returns one estimate per metric in the order given. A
-// denominator that stays zero gives an estimate marked not measured.
+// batches (and, with a precision, on until it is reached or the cap), and
+// returns one estimate per metric in the order given. A denominator that
+// stays zero gives an estimate marked not measured. `outcome`, if given,
+// says how far the run went.
 std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan& plan,
                                            const std::function<void()>& reset,
-                                           const std::vector<RatioMetric>& metrics);
+                                           const std::vector<RatioMetric>& metrics,
+                                           MeasureOutcome* outcome = nullptr);
+
+// Whether an estimate's interval is within `precision` of its value (one
+// not measured, or without an interval, has nothing to reach).
+bool WithinPrecision(const MetricEstimate& e, double precision);
 
 }  // namespace sim
 

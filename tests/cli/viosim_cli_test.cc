@@ -82,6 +82,22 @@ TEST(CliTest, RunJsonFollowsTheContract) {
 
 // Both virtio cases show every lock's lock_stat row and each vCPU's time
 // as the kernel accounts it, with the exits and the guest's share.
+// --precision P%: the run goes on until every interval is within P%, and
+// says so; a bad percentage, or one with --shard, is refused.
+TEST(CliTest, PrecisionRunsOnUntilReachedAndSaysSo) {
+  Result r = Viosim("run scenarios/lockbench.textproto --variant N4 --precision 0.5% --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"precision\": {\n"));
+  EXPECT_THAT(r.out, HasSubstr("\"target_pct\": 0.5,\n"));
+  EXPECT_THAT(r.out, HasSubstr("\"reached\": true"));
+  Result text = Viosim("run scenarios/lockbench.textproto --variant N4 --precision 0.5%");
+  EXPECT_THAT(text.out, HasSubstr("precision 0.5%: every measured interval within it"));
+  for (const char* bad : {"0", "101%", "x", "-1%"}) {
+    EXPECT_EQ(Viosim(absl::StrCat("run scenarios/lockbench.textproto --precision ", bad)).code, 2) << bad;
+  }
+  EXPECT_EQ(Viosim("reproduce scenarios/lockbench.textproto --precision 5% --shard 1/2").code, 2);
+}
+
 TEST(CliTest, RunOfTheVirtioCasesShowsEveryLockAndTheVcpuTimeColumns) {
   Result k = Viosim(absl::StrCat("run scenarios/virtio_blk_kick_lock.textproto --variant after ", kShort));
   ASSERT_EQ(k.code, 0) << k.err;
