@@ -26,13 +26,16 @@ struct Arrivals {
       count += 1;
     }
   }
+  // The completion rate, started.
+  std::vector<RatioMetric> Started() {
+    sim.Spawn(Run());
+    return {{"rate", [this] { return count; }, [this] { return sim.Now().ToSeconds(); }, 1}};
+  }
 };
 
 TEST(MeasurementTest, GoesOnUntilEveryIntervalIsWithinThePrecision) {
   Arrivals a;
-  a.sim.Spawn(a.Run());
-  const std::vector<RatioMetric> metrics = {
-      {"rate", [&a] { return a.count; }, [&a] { return a.sim.Now().ToSeconds(); }, 1}};
+  const std::vector<RatioMetric> metrics = a.Started();
   MeasurementPlan plan{Time::Micros(100), Time::Millis(1), 10};
   plan.precision = 0.01;
   plan.max_factor = 1000;
@@ -53,9 +56,7 @@ TEST(MeasurementTest, GoesOnUntilEveryIntervalIsWithinThePrecision) {
 
 TEST(MeasurementTest, StopsAtTheCapAndSaysWhichMetricMissed) {
   Arrivals a;
-  a.sim.Spawn(a.Run());
-  const std::vector<RatioMetric> metrics = {
-      {"rate", [&a] { return a.count; }, [&a] { return a.sim.Now().ToSeconds(); }, 1}};
+  const std::vector<RatioMetric> metrics = a.Started();
   MeasurementPlan plan{Time::Micros(100), Time::Millis(1), 10};
   plan.precision = 0.0001;  // far beyond what 4 ms can give
   plan.max_factor = 4;
@@ -69,9 +70,7 @@ TEST(MeasurementTest, StopsAtTheCapAndSaysWhichMetricMissed) {
 
 TEST(MeasurementTest, WithoutAPrecisionTheWindowIsAsPlanned) {
   Arrivals a;
-  a.sim.Spawn(a.Run());
-  const std::vector<RatioMetric> metrics = {
-      {"rate", [&a] { return a.count; }, [&a] { return a.sim.Now().ToSeconds(); }, 1}};
+  const std::vector<RatioMetric> metrics = a.Started();
   MeasureOutcome out;
   MeasureBatches(a.sim, MeasurementPlan{Time::Micros(100), Time::Millis(1), 10}, [] {}, metrics, &out);
   EXPECT_EQ(out.measured, Time::Millis(1));
