@@ -28,7 +28,7 @@ constexpr char kScript[] =
 
 // The trace every variant records: the page's window when longer, else
 // enough for the window the page chooses (at most this).
-const sim::Time kDefaultTrace = sim::Time::Millis(1);
+const sim::Time kDefaultTrace = sim::Time::Millis(2);
 const sim::Time kMaxWindow = sim::Time::Millis(20);
 
 // The Python that draws: $VIOSIM_PYTHON when set, else /usr/bin/python3,
@@ -93,7 +93,8 @@ CLI::App* AddTeach(CLI::App* app, TeachFlags* f) {
   cmd->add_option("--window", f->window,
                   "Length of the drawn window, from the start of the measured window (after the warm-up), e.g. "
                   "40us (default: chosen from the run: six mean holds of the lock held longest, as a 1-2-5 "
-                  "step, within 50us..1ms; at most 20ms)")
+                  "step, within 50us..1ms, then widened until every variant takes that lock at least 4 times, "
+                  "within 2ms; at most 20ms)")
       ->type_name("DURATION");
   cmd->add_option("--cpus", f->cpus,
                   "CPUs drawn per variant at most; with more, those that held or spun on the lock longest in the "

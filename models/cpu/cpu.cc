@@ -394,7 +394,7 @@ void Cpu::OnSliceEnd() {
 void Cpu::NameTraceTrack(sim::TraceWriter& t) {
   traced_since_ = sim_->Now();
   traced_mode_ = static_cast<int>(Mode());
-  t.SetThreadName(kTracePid, id_, name_);
+  t.SetThreadName(kTracePid, id_, trace_label_.empty() ? name_ : name_ + " " + trace_label_);
   t.SetThreadSortIndex(kTracePid, id_, id_);
 }
 

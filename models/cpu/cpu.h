@@ -299,6 +299,9 @@ class alignas(64) Cpu {
 
   // Names this CPU's track in a trace that starts now.
   void NameTraceTrack(sim::TraceWriter& t);
+  // What runs on the CPU, for its trace track's name ("host4 qemu/main"):
+  // set by whoever pins a thread there.
+  void set_trace_label(std::string label) { trace_label_ = std::move(label); }
   // Writes the slice of the state the CPU is in, up to now (the end of a
   // traced window: a slice in progress is closed, not dropped).
   void CloseTraceSlice();
@@ -407,6 +410,7 @@ class alignas(64) Cpu {
   sim::StateOccupancy acct_;
 
   std::string name_;
+  std::string trace_label_;
   CpuPlace place_;
   bool irq_kick_pending_ = false;
   std::deque<sim::Task> pending_;

@@ -36,6 +36,7 @@ void VirtioBlkDevice::Start() {
   for (int k = 0; k <= vcpus; ++k) {
     const std::string name = k < vcpus ? absl::StrCat("qemu/vcpu", k) : std::string("qemu/main");
     threads_.push_back(std::make_unique<Task>(name, std::vector<int>{host_cpus_[static_cast<size_t>(k)]->id()}));
+    host_cpus_[static_cast<size_t>(k)]->set_trace_label(name);
     host_->Start(*threads_.back(), k < vcpus ? VcpuThread() : MainLoop());
   }
 }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "sim/trace.h"
+
 namespace models {
 
 // __lll_lock_wait(): while the lock word is taken, futex_wait (sleep), then
@@ -22,11 +25,15 @@ sim::Task Mutex::Lock(Cpu& cpu) {
   while (owner_ != nullptr) {
     me.SetState(Task::State::kInterruptible);
     sleepers_.push_back(&me);
+    TraceWaiters();
     co_await me.Schedule();
     me.SetState(Task::State::kRunning);
     // Woken by an unlock (which took us off the queue) or by anyone else.
     auto it = std::find(sleepers_.begin(), sleepers_.end(), &me);
-    if (it != sleepers_.end()) sleepers_.erase(it);
+    if (it != sleepers_.end()) {
+      sleepers_.erase(it);
+      TraceWaiters();
+    }
     if (owner_ != nullptr) ++barged_;
   }
   owner_ = &me;
@@ -54,11 +61,32 @@ sim::Task Mutex::Unlock(Cpu& cpu) {
     ++stat_.contentions;
     stat_.wait.Record(waited_.ps());
   }
+  if (sim_->trace() != nullptr && acquired_at_ < now) {
+    sim_->trace()->Complete(Cpu::kTracePid, cpu.id(), name_, acquired_at_, now - acquired_at_, "lock");
+  }
   owner_ = nullptr;
   if (sleepers_.empty()) co_return;
   Task* next = sleepers_.front();
   sleepers_.pop_front();
+  TraceWaiters();
   co_await cpu.scheduler()->TryToWakeUp(*next, cpu);
+}
+
+void Mutex::CloseTraceSlice() {
+  const sim::Time now = sim_->Now();
+  if (owner_ != nullptr && owner_->cpu() != nullptr && acquired_at_ < now) {
+    sim_->trace()->Complete(Cpu::kTracePid, owner_->cpu()->id(), name_, acquired_at_, now - acquired_at_, "lock");
+  }
+}
+
+void Mutex::OpenTraceSlice(int ordinal) {
+  waiters_track_ = absl::StrCat(name_, " waiters #", ordinal);
+  TraceWaiters();
+}
+
+void Mutex::TraceWaiters() const {
+  if (sim_->trace() == nullptr || waiters_track_.empty()) return;
+  sim_->trace()->Counter(Cpu::kTracePid, waiters_track_, sim_->Now(), static_cast<int64_t>(sleepers_.size()));
 }
 
 }  // namespace models

@@ -32,12 +32,13 @@
 
 namespace models {
 
-class Mutex {
+class Mutex : public sim::TraceSource {
  public:
   // Ideal when sim::Simulator::IsIdeal(name) as it is built: taken and
   // released at no cost, nobody sleeps for it, holders do not exclude each
   // other; lock_stat counts its acquisitions only.
-  Mutex(sim::Simulator& sim, std::string name) : sim_(&sim), name_(std::move(name)), ideal_(sim.IsIdeal(name_)) {
+  Mutex(sim::Simulator& sim, std::string name)
+      : sim::TraceSource(sim), sim_(&sim), name_(std::move(name)), ideal_(sim.IsIdeal(name_)) {
     sim.RegisterResource(name_, "mutex");
   }
   Mutex(const Mutex&) = delete;
@@ -54,6 +55,11 @@ class Mutex {
   sim::Task Unlock(Cpu& cpu);
 
   const LockStat& stat() const { return stat_; }
+  // Traced, as a spinlock is: each hold a slice on the holder's CPU track
+  // (category "lock", drawn at the unlock), and the sleepers a counter
+  // track "<name> waiters #<ordinal>".
+  void CloseTraceSlice() override;
+  void OpenTraceSlice(int ordinal) override;
   // Woken tasks that found the mutex taken again.
   uint64_t barged() const { return barged_; }
   void ResetStats() {
@@ -73,6 +79,8 @@ class Mutex {
   std::deque<Task*> sleepers_;  // futex_wait queue, FIFO
   LockStat stat_;
   uint64_t barged_ = 0;
+  std::string waiters_track_;  // traced runs only
+  void TraceWaiters() const;
 };
 
 }  // namespace models

@@ -59,6 +59,16 @@ page_case() {  # page_case NAME SCENARIO VARIANTS CPUS_TOTAL ARGS...
 }
 
 page_case kick-lock virtio_blk_kick_lock before,after 9
+# Who waits for what: QEMU's BQL drawn (its holds and its waiters in both
+# variants), the host lanes named by the thread pinned there, idle drawn
+# apart from every state, and vq_lock taken in the drawn window of each.
+kl="${out}/kick-lock.dom"
+if [ "$(grep -o 'class="queue" data-lock="qemu_global_mutex"' "${kl}" | wc -l)" -ne 2 ]; then
+  echo "FAIL kick-lock: no BQL waiters strip in each variant"; fail=1
+fi
+for label in qemu/main qemu/vcpu0 'class="idle"'; do
+  if ! grep -q "${label}" "${kl}"; then echo "FAIL kick-lock: the page lacks ${label}"; fail=1; fi
+done
 page_case blk-poll virtio_blk_poll randread-4k-hipri0,randread-4k-hipri1 4
 page_case vhost-wake vhost_work_queue streams64-original,streams64-modified 8
 page_case raid10 raid10_unplug before,after 128 --set run.warmup=8ms --set run.duration=2ms --set run.batches=2

@@ -153,7 +153,7 @@ TEST(StackTest, TraceSlicesAreClippedToTheWindowAndClosedAtItsEnd) {
   EXPECT_GT(slices, 40);
   for (int vcpu = 0; vcpu < 4; ++vcpu) EXPECT_NEAR(cpu_time[vcpu], 500, 1e-3) << "vcpu" << vcpu;
   // QEMU's host CPUs have tracks of their own after the vCPUs'.
-  EXPECT_NE(r->trace_json.find(R"("tid":8,"args":{"name":"host4"})"), std::string::npos);
+  EXPECT_NE(r->trace_json.find(R"("tid":8,"args":{"name":"host4 qemu/main"})"), std::string::npos);
 }
 
 TEST(StackTest, AJobFileWithMoreThanOneGroupIsRefusedByTheEngineNamingTheField) {

@@ -30,7 +30,7 @@ EXTRA_STATE_COLOURS = ["#bab0ac", "#d4a6c8", "#86bcb6", "#fabfd2"]
 LOCK_COLOURS = ["#6a3d9a", "#8c564b", "#1f77b4", "#b8860b", "#17becf", "#7f7f7f"]
 
 # Page geometry, in CSS pixels: the page is laid out for 1280 px.
-LABEL_W = 76  # CPU names
+LABEL_W = 96  # CPU names, and the thread pinned there
 PLOT_W = 600  # the time axis
 SHARE_W = 74  # the whole-window share bar beside each lane
 SVG_W = LABEL_W + PLOT_W + 14 + SHARE_W + 8
@@ -273,6 +273,15 @@ class Page:
             hold = max([row_of(v, self.lock)["holdtime_avg_us"] for v in self.variants
                         if self.lock and row_of(v, self.lock)] + [0.0])
             self.window = min(max(nice_up(6 * hold), 50.0), 1000.0, trace_us)
+            # Then long enough that every variant shows the focus lock taken
+            # a few times: widened step by step within the trace.
+            traces_full = [Trace(t, trace_us) for t in data["traces"]]
+
+            def holds_within(tr, w):
+                return sum(1 for hs in tr.holds.values() for a, _, n in hs if n == self.lock and a < w)
+            while self.lock and self.window < trace_us and \
+                    any(holds_within(tr, self.window) < 4 for tr in traces_full):
+                self.window = min(nice_up(self.window * 1.5), trace_us)
         else:
             self.window = float(data["window_us"])
         self.traces = [Trace(t, self.window) for t in data["traces"]]
@@ -292,7 +301,8 @@ class Page:
             self.state_label[s] = s
         self.states_seen = [s for s in known if s in states] + sorted(states - set(known))
         self.mark_names = sorted({n for tr in self.traces for ms in tr.marks.values() for _, n in ms})
-        self.queue_max = max([1] + [v for tr in self.traces for q in tr.queues.get(self.lock, []) for _, v in [q]])
+        self.queue_max = {n: max([1] + [v for tr in self.traces for _, v in tr.queues.get(n, [])])
+                          for n in self.lock_colour}
 
     # -- the figures in words ------------------------------------------------
 
@@ -352,6 +362,18 @@ class Page:
                                   for s, t in top_states)
                 out.append(f"In the window drawn below, while a CPU of <b>{esc(v['name'])}</b> holds "
                            f"{esc(lock)} it is in: {words}.")
+        # Where another lock is held more of the window than the page's own,
+        # the bottleneck has moved to it (QEMU's BQL once vq_lock is short).
+        for v in vs:
+            mine = row_of(v, lock) if lock else None
+            rows = [row_of(v, r["class_name"]) for r in lock_rows(v)]
+            top = max((r for r in rows if r), key=lambda r: (r["util"], r["class_name"]), default=None)
+            if top and top["class_name"] != lock and top["util"] >= 50 and (mine is None or top["util"] > mine["util"]):
+                out.append(f"In <b>{esc(v['name'])}</b> <b>{esc(top['class_name'])}</b> is held "
+                           f"{fmt_num(top['util'], 3)}% of the measured window"
+                           + (f", more than {esc(lock)} ({fmt_num(mine['util'], 3)}%)" if mine else "")
+                           + ": there it is the lock that bounds the run; its holds are the half bars, its "
+                           f"waiters the strip below the lanes.")
         for v in vs:
             if v.get("bound_detail"):
                 out.append(f"The stack says <b>{esc(v['name'])}</b> is bound by {esc(v['bound_detail'])}.")
@@ -399,9 +421,10 @@ class Page:
     def timeline(self, vi):
         v, tr = self.variants[vi], self.traces[vi]
         shown, why = choose_cpus(tr, self.lock, self.cpu_limit)
-        queue = tr.queues.get(self.lock, []) if self.lock else []
-        has_queue = bool(queue)
-        height = 8 + LANE_H * len(shown) + (QUEUE_H + 10 if has_queue else 0) + AXIS_H
+        # A waiters strip per lock with a waiters track in this window: the
+        # focus lock first, then the others (QEMU's BQL) by name.
+        strips = [n for n in self.lock_colour if tr.queues.get(n)]
+        height = 8 + LANE_H * len(shown) + (QUEUE_H + 10) * len(strips) + AXIS_H
         o = []
         o.append(f'<svg class="timeline" data-variant="{esc(v["name"])}" data-cpus-shown="{len(shown)}" '
                  f'data-cpus-total="{len(tr.tids)}" width="{SVG_W}" height="{height}" '
@@ -414,7 +437,19 @@ class Page:
             o.append(f'<g class="lane" data-variant="{esc(v["name"])}" data-cpu="{esc(name)}">')
             o.append(f'<rect x="{LABEL_W}" y="{y + MARK_H}" width="{PLOT_W}" height="{STATE_H + LOCK_H}" '
                      f'fill="#f4f4f4"/>')
-            o.append(f'<text x="{LABEL_W - 6}" y="{y + MARK_H + STATE_H}" class="cpu">{esc(name)}</text>')
+            cpu, _, thread = name.partition(" ")
+            if thread:  # "host4 qemu/main": the CPU, and below it what runs there
+                o.append(f'<text x="{LABEL_W - 6}" y="{y + MARK_H + 9}" class="cpu">{esc(cpu)}</text>')
+                o.append(f'<text x="{LABEL_W - 6}" y="{y + MARK_H + STATE_H + 7}" class="small">{esc(thread)}</text>')
+            else:
+                o.append(f'<text x="{LABEL_W - 6}" y="{y + MARK_H + STATE_H}" class="cpu">{esc(cpu)}</text>')
+            # Idle: what no state covers, hatched so it is not mistaken for a
+            # state (a vCPU's time in the guest is drawn in its states).
+            at = 0.0
+            for a, b, n in sorted(tr.states.get(tid, [])) + [(self.window, self.window, None)]:
+                if a > at:
+                    o.append(self.idle(at, a, y + MARK_H))
+                at = max(at, b)
             for a, b, n in tr.states.get(tid, []):
                 o.append(self.rect(a, b, y + MARK_H, STATE_H, self.state_colour[n]))
             holds = sorted(tr.holds.get(tid, []), key=lambda h: (h[2] != self.lock, h[0]))
@@ -429,13 +464,21 @@ class Page:
             o.append(self.share_bar(shares.get(name), y + MARK_H, v))
             o.append("</g>")
             y += LANE_H
-        if has_queue:
+        for n in strips:
             y += 6
-            o.append(self.queue_strip(queue, y))
+            o.append(self.queue_strip(n, tr.queues[n], y))
             y += QUEUE_H + 4
         o.append(self.axis(y))
         o.append("</svg>")
         return "\n".join(o), shown, why
+
+    def idle(self, a, b, y):
+        """Idle: a dotted line along the lane's middle, so it is not mistaken
+        for a state."""
+        x0, x1 = self.x(a), self.x(b)
+        mid = y + STATE_H / 2
+        return (f'<line class="idle" x1="{x0:.2f}" y1="{mid:.1f}" x2="{x1:.2f}" y2="{mid:.1f}" stroke="#9a9a9a" '
+                f'stroke-width="1.2" stroke-dasharray="1.5,2.5"/>')
 
     def rect(self, a, b, y, h, colour, least=0.6):
         x0, x1 = self.x(a), self.x(b)
@@ -463,12 +506,14 @@ class Page:
             x += w
         return "".join(out)
 
-    def queue_strip(self, queue, y):
-        out = [f'<g class="queue" data-lock="{esc(self.lock)}">']
+    def queue_strip(self, lock, queue, y):
+        out = [f'<g class="queue" data-lock="{esc(lock)}">']
         out.append(f'<rect x="{LABEL_W}" y="{y}" width="{PLOT_W}" height="{QUEUE_H}" fill="#fbf8ff" '
                    f'stroke="#ccc" stroke-width="0.5"/>')
-        out.append(f'<text x="{LABEL_W - 6}" y="{y + 14}" class="cpu">waiters</text>')
-        qmax = self.queue_max
+        short = lock if len(lock) <= 12 else lock[:11] + "\u2026"
+        out.append(f'<text x="{LABEL_W - 6}" y="{y + 10}" class="small">{esc(short)}</text>')
+        out.append(f'<text x="{LABEL_W - 6}" y="{y + 20}" class="cpu">waiters</text>')
+        qmax = self.queue_max.get(lock, 1)
         out.append(f'<text x="{LABEL_W - 6}" y="{y + QUEUE_H}" class="small">0</text>')
         out.append(f'<text x="{LABEL_W - 6}" y="{y + 28}" class="small">max {qmax}</text>')
         scale = (QUEUE_H - 4) / qmax
@@ -483,8 +528,8 @@ class Page:
             pts.append(f"{self.x(self.window):.2f},{y + QUEUE_H - prev * scale:.2f}")
             poly = f"{self.x(queue[0][0]):.2f},{y + QUEUE_H} " + " ".join(pts) + \
                 f" {self.x(self.window):.2f},{y + QUEUE_H}"
-            out.append(f'<polygon points="{poly}" fill="{self.lock_colour[self.lock]}" fill-opacity="0.35" '
-                       f'stroke="{self.lock_colour[self.lock]}" stroke-width="1"/>')
+            out.append(f'<polygon points="{poly}" fill="{self.lock_colour[lock]}" fill-opacity="0.35" '
+                       f'stroke="{self.lock_colour[lock]}" stroke-width="1"/>')
         out.append("</g>")
         return "".join(out)
 
@@ -515,11 +560,14 @@ class Page:
         for n in self.mark_names:
             items.append(f'<span class="key"><b class="tri" style="border-top-color:{self.mark_colour(n)}"></b>'
                          f'{esc(n)}</span>')
-        if self.lock and any(self.lock in tr.queues for tr in self.traces):
-            items.append(f'<span class="key"><i style="background:{self.lock_colour[self.lock]};opacity:.45">'
-                         f'</i>CPUs waiting for {esc(self.lock)}</span>')
-        items.append('<span class="key"><i style="background:#f4f4f4;border:1px solid #ccc"></i>idle or in the guest '
-                     '(nothing drawn)</span>')
+        for n, c in self.lock_colour.items():
+            if any(tr.queues.get(n) for tr in self.traces):
+                items.append(f'<span class="key"><i style="background:{c};opacity:.45"></i>'
+                             f'tasks or CPUs waiting for {esc(n)}</span>')
+        items.append('<span class="key"><i style="background:#f4f4f4;border-top:6px solid #f4f4f4;'
+                     'border-bottom:6px solid #f4f4f4;box-sizing:border-box;border-left:0;border-right:0;'
+                     'background-image:none;outline:1px dotted #9a9a9a;outline-offset:-6px"></i>idle, dotted '
+                     '(nothing to run; a vCPU\'s time in the guest is drawn in its states)</span>')
         return '<div class="legend">' + "".join(items) + "</div>"
 
     def lock_table(self, v):
@@ -571,7 +619,8 @@ class Page:
             o.append(f'<p class="desc">{esc(self.data["description"])}</p>')
         o.append('<div class="story">' + "".join(f"<p>{s}</p>" for s in self.sentences()) + "</div>")
         o.append(self.legend())
-        chosen = (f" (chosen as six mean holds of {esc(self.lock)}; viosim teach --window sets it)"
+        chosen = (f" (chosen as six mean holds of {esc(self.lock)}, widened until every variant takes it at least "
+                  f"4 times; viosim teach --window sets it)"
                   if self.window_chosen and self.lock else "")
         o.append(f'<p class="small">Each lane is one CPU over the first {fmt_us(self.window)} of the measured '
                  f'window (after the warm-up){chosen}, on the same time scale for every variant: the upper bar is what the '
