@@ -21,7 +21,8 @@ const char* WakeCaseName(WakeCase c) {
 
 VhostDev::VhostDev(sim::Simulator& sim, Scheduler& sched, const VhostCosts& costs, const VhostParams& params,
                    SpinlockKind lock_kind, const LockHandoffCosts& handoff)
-    : sim_(&sim),
+    : sim::TraceSource(sim),
+      sim_(&sim),
       sched_(&sched),
       costs_(costs),
       params_(params),
@@ -47,6 +48,16 @@ sim::Time RuntimeNow(const Task& p, sim::Time now) {
 
 }  // namespace
 
+void VhostDev::OpenTraceSlice(int ordinal) {
+  list_track_ = absl::StrCat("vhost work list waiters #", ordinal);
+  TraceListLength();
+}
+
+void VhostDev::TraceListLength() const {
+  if (sim_->trace() == nullptr || list_track_.empty()) return;
+  sim_->trace()->Counter(Cpu::kTracePid, list_track_, sim_->Now(), list_length_);
+}
+
 // vhost_work_queue(), Linux 3.0 (before and after ac9fde24).
 sim::Task VhostDev::WorkQueue(Cpu& cpu, VhostWork& work) {
   ++stats_.queue_calls;
@@ -57,6 +68,8 @@ sim::Task VhostDev::WorkQueue(Cpu& cpu, VhostWork& work) {
     work.next = nullptr;
     (tail_ != nullptr ? tail_->next : head_) = &work;
     tail_ = &work;
+    ++list_length_;
+    TraceListLength();
     ++work.queue_seq;
     ++stats_.queued;
     const WakeCase found = CaseOf(worker_);
@@ -111,6 +124,8 @@ sim::Task VhostDev::Worker() {
       work = head_;
       head_ = work->next;
       if (head_ == nullptr) tail_ = nullptr;
+      --list_length_;
+      TraceListLength();
       work->next = nullptr;
       work->queued = false;  // list_del_init()
       seq = work->queue_seq;

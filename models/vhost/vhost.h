@@ -102,7 +102,7 @@ struct VhostStats {
   void Reset() { *this = VhostStats(); }
 };
 
-class VhostDev {
+class VhostDev : public sim::TraceSource {
  public:
   // The worker is a task of `sched` (unpinned: kthread_create's default).
   VhostDev(sim::Simulator& sim, Scheduler& sched, const VhostCosts& costs, const VhostParams& params,
@@ -115,6 +115,12 @@ class VhostDev {
 
   // vhost_work_queue(): by code running on `cpu` (any context).
   sim::Task WorkQueue(Cpu& cpu, VhostWork& work);
+
+  // Traced: the work items queued for the worker, as a counter track
+  // "vhost work list waiters #<ordinal>" (what waits on the list, as a
+  // lock's waiters wait on it).
+  void CloseTraceSlice() override {}
+  void OpenTraceSlice(int ordinal) override;
 
   Task& worker() { return worker_; }
   const Spinlock& work_lock() const { return work_lock_; }
@@ -134,6 +140,9 @@ class VhostDev {
   sim::Task Worker();
   sim::Task Schedule();
   sim::Task WakeUpWorker(Cpu& cpu, WakeCase found);
+  void TraceListLength() const;
+  int list_length_ = 0;         // items on dev->work_list
+  std::string list_track_;      // traced runs only
 
   sim::Simulator* sim_;
   Scheduler* sched_;

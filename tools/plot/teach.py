@@ -303,6 +303,11 @@ class Page:
         self.mark_names = sorted({n for tr in self.traces for ms in tr.marks.values() for _, n in ms})
         self.queue_max = {n: max([1] + [v for tr in self.traces for _, v in tr.queues.get(n, [])])
                           for n in self.lock_colour}
+        # The names with holds drawn, and the waiters strips worth a strip:
+        # the page's lock, and any other that had a waiter in the window.
+        self.hold_names = {n for tr in self.traces for hs in tr.holds.values() for _, _, n in hs}
+        self.strip_names = [n for n in self.lock_colour
+                            if n == self.lock or any(v > 0 for tr in self.traces for _, v in tr.queues.get(n, []))]
 
     # -- the figures in words ------------------------------------------------
 
@@ -423,7 +428,7 @@ class Page:
         shown, why = choose_cpus(tr, self.lock, self.cpu_limit)
         # A waiters strip per lock with a waiters track in this window: the
         # focus lock first, then the others (QEMU's BQL) by name.
-        strips = [n for n in self.lock_colour if tr.queues.get(n)]
+        strips = [n for n in self.strip_names if tr.queues.get(n)]
         height = 8 + LANE_H * len(shown) + (QUEUE_H + 10) * len(strips) + AXIS_H
         o = []
         o.append(f'<svg class="timeline" data-variant="{esc(v["name"])}" data-cpus-shown="{len(shown)}" '
@@ -555,15 +560,19 @@ class Page:
             items.append(f'<span class="key"><i style="background:{self.state_colour[s]}"></i>'
                          f'{esc(self.state_label[s])}</span>')
         for n, c in self.lock_colour.items():
+            if n not in self.hold_names and n != self.lock:
+                continue
             role = "holds" if n == self.lock else "holds (half bar)"
             items.append(f'<span class="key"><i class="lock" style="background:{c}"></i>{esc(n)} {role}</span>')
         for n in self.mark_names:
             items.append(f'<span class="key"><b class="tri" style="border-top-color:{self.mark_colour(n)}"></b>'
                          f'{esc(n)}</span>')
-        for n, c in self.lock_colour.items():
+        for n in self.strip_names:
             if any(tr.queues.get(n) for tr in self.traces):
-                items.append(f'<span class="key"><i style="background:{c};opacity:.45"></i>'
-                             f'tasks or CPUs waiting for {esc(n)}</span>')
+                what = ("work items queued for the vhost worker" if n == "vhost work list"
+                        else f"tasks or CPUs waiting for {esc(n)}")
+                items.append(f'<span class="key"><i style="background:{self.lock_colour[n]};opacity:.45"></i>'
+                             f'{what}</span>')
         items.append('<span class="key"><i style="background:#f4f4f4;border-top:6px solid #f4f4f4;'
                      'border-bottom:6px solid #f4f4f4;box-sizing:border-box;border-left:0;border-right:0;'
                      'background-image:none;outline:1px dotted #9a9a9a;outline-offset:-6px"></i>idle, dotted '
