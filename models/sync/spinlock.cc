@@ -81,6 +81,10 @@ void Spinlock::TraceWaiters(sim::Time now) const {
   sim_->trace()->Counter(Cpu::kTracePid, waiters_track_, now, waiters_);
 }
 
+void Spinlock::TraceHandoff(Cpu& next, sim::Time from, sim::Time to) const {
+  if (to > from) sim_->trace()->Complete(Cpu::kTracePid, next.id(), name_, from, to - from, "handoff");
+}
+
 void Spinlock::TraceHold(Cpu& cpu, sim::Time now) const {
   sim_->trace()->Complete(Cpu::kTracePid, cpu.id(), name_, acquired_at_, now - acquired_at_, "lock");
 }

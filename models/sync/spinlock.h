@@ -223,6 +223,9 @@ class Spinlock : public sim::TraceSource {
   // Records the critical section `owner_` ends now (lock_stat.h).
   void RecordHold(sim::Time now);
   void TraceHold(Cpu& cpu, sim::Time now) const;
+  // The lock on its way from its releaser to `next` over [from, to): a slice
+  // of category "handoff" on the next owner's track.
+  void TraceHandoff(Cpu& next, sim::Time from, sim::Time to) const;
   void TraceWaiters(sim::Time now) const;
 
   sim::Simulator* sim_;
@@ -332,7 +335,10 @@ inline void Spinlock::Release(Cpu& cpu) {
   const sim::Time at = spins + handoff_[flat_ ? 0 : d];
   if (mcs_head) PassHeadRole(*next, at);
   --waiters_;
-  if (sim_->trace() != nullptr) TraceWaiters(now);
+  if (sim_->trace() != nullptr) {
+    TraceWaiters(now);
+    TraceHandoff(*next->cpu_, now, at);
+  }
   Acquired(*next->cpu_, at);
   wait_ = at - next->since_;
   con_bounce_ = next->con_bounce_;

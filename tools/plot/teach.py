@@ -95,6 +95,7 @@ class Trace:
         self.window = window_us
         self.states = {}  # tid -> [(start, end, name)]
         self.holds = {}  # tid -> [(start, end, lock)]
+        self.handoffs = {}  # tid -> [(start, end, lock)]: the lock on its way to this CPU
         self.marks = {}  # tid -> [(t, name)]
         self.queues = {}  # lock -> [(t, waiters on every lock of that name)]
         samples = []
@@ -118,6 +119,8 @@ class Trace:
                     self.states.setdefault(tid, []).append((t, end, e["name"]))
                 elif cat == "lock":
                     self.holds.setdefault(tid, []).append((t, end, e["name"]))
+                elif cat == "handoff":
+                    self.handoffs.setdefault(tid, []).append((t, end, e["name"]))
                 else:  # a wake-up and the like: a mark where it starts
                     self.marks.setdefault(tid, []).append((t, e["name"]))
             elif ph == "i":
@@ -367,6 +370,20 @@ class Page:
                                   for s, t in top_states)
                 out.append(f"In the window drawn below, while a CPU of <b>{esc(v['name'])}</b> holds "
                            f"{esc(lock)} it is in: {words}.")
+        # Held, and on its way between owners: a lock held briefly can still
+        # bound a run when its hand-offs fill the time between holds.
+        if lock:
+            for v, tr in zip(vs, self.traces):
+                held = sum(b - a for hs in tr.holds.values() for a, b, n in hs if n == lock)
+                moving = sum(b - a for hs in tr.handoffs.values() for a, b, n in hs if n == lock)
+                inst = max(1, (row_of(v, lock) or {}).get("instances", 1))
+                if moving > 0 and held > 0:
+                    out.append(f"In the window drawn, {esc(lock)} of <b>{esc(v['name'])}</b> is held "
+                               f"{fmt_num(100 * held / (self.window * inst), 3)}% of the time and on its way from "
+                               f"one owner to the next {fmt_num(100 * moving / (self.window * inst), 3)}%"
+                               + (f" (per instance, over its {inst})" if inst > 1 else "")
+                               + ": each hand-off moves the lock's cache line to the next CPU, and nobody can hold "
+                               "it meanwhile.")
         # Where another lock is held more of the window than the page's own,
         # the bottleneck has moved to it (QEMU's BQL once vq_lock is short).
         for v in vs:
@@ -462,6 +479,15 @@ class Page:
                 top = y + MARK_H + STATE_H + (0 if n == self.lock else LOCK_H // 2)
                 h = LOCK_H if n == self.lock else LOCK_H - LOCK_H // 2
                 o.append(self.rect(a, b, top, h, self.lock_colour[n], least=1.5))
+            # The page's lock on its way to this CPU: an outline in its colour
+            # where the hold will start.
+            for a, b, n in tr.handoffs.get(tid, []):
+                if n != self.lock:
+                    continue
+                x0, x1 = self.x(a), self.x(b)
+                o.append(f'<rect class="handoff" x="{x0:.2f}" y="{y + MARK_H + STATE_H + 0.5}" '
+                         f'width="{max(x1 - x0, 1.0):.2f}" height="{LOCK_H - 1}" fill="#ffffff" '
+                         f'stroke="{self.lock_colour[n]}" stroke-width="1"/>')
             for t, n in tr.marks.get(tid, []):
                 cx = self.x(t)
                 o.append(f'<path d="M{cx - 3.5:.2f} {y} L{cx + 3.5:.2f} {y} L{cx:.2f} {y + MARK_H - 1}Z" '
@@ -564,6 +590,9 @@ class Page:
                 continue
             role = "holds" if n == self.lock else "holds (half bar)"
             items.append(f'<span class="key"><i class="lock" style="background:{c}"></i>{esc(n)} {role}</span>')
+        if self.lock and any(n == self.lock for tr in self.traces for hs in tr.handoffs.values() for _, _, n in hs):
+            items.append(f'<span class="key"><i style="background:#fff;border:1px solid {self.lock_colour[self.lock]}">'
+                         f'</i>{esc(self.lock)} on its way to its next owner (hand-off)</span>')
         for n in self.mark_names:
             items.append(f'<span class="key"><b class="tri" style="border-top-color:{self.mark_colour(n)}"></b>'
                          f'{esc(n)}</span>')
