@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "models/block/nvme_queue.h"
+#include "sim/check.h"
 
 namespace models {
 
@@ -49,7 +50,8 @@ BlkMq::~BlkMq() = default;
 // maps to the CPU's own hardware queue of the request's type.
 BlkMqHwCtx& BlkMq::MapQueue(const Cpu& cpu, bool polled) {
   const int id = cpu.id();
-  if (id < 0 || id >= static_cast<int>(hctx_of_cpu_.size()) || hctx_of_cpu_[id] < 0) std::abort();
+  VIOSIM_CHECK(id >= 0 && id < static_cast<int>(hctx_of_cpu_.size()) && hctx_of_cpu_[id] >= 0,
+               "the submitting CPU is mapped to a hardware queue");
   int index = hctx_of_cpu_[id];
   if (polled && params_.poll_queues) index += ncpus_;
   return *hctxs_[index];

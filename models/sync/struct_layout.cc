@@ -3,17 +3,16 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "sim/check.h"
 #include "absl/strings/str_cat.h"
 
 namespace models {
 
 CacheLine& StructLines::Line(std::string_view field) {
   const FieldLayout* f = layout_->Find(field);
-  if (f == nullptr || !StructLayout::OnOneLine(*f)) {
-    // A model's own mistake, not an input's: the layout tests pin both.
-    std::cerr << "struct_layout: " << layout_->name << " has no field '" << field << "' on one line\n";
-    std::abort();
-  }
+  // A model's own mistake, not an input's: the layout tests pin both.
+  if (f == nullptr || !StructLayout::OnOneLine(*f)) std::cerr << layout_->name << ": field '" << field << "'\n";
+  VIOSIM_CHECK(f != nullptr && StructLayout::OnOneLine(*f), "the struct has the field, on one line");
   const uint32_t index = StructLayout::LineOf(*f);
   std::unique_ptr<CacheLine>& l = lines_[index];
   if (l == nullptr) {

@@ -3,12 +3,14 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "sim/check.h"
+
 namespace models {
 
 Virtqueue::Virtqueue(int num, VirtqueueFeatures features)
     : num_(num), features_(features), num_free_(num) {
   // vring_new_virtqueue(): "We assume num is a power of 2."
-  if (num < 1 || num > 32768 || (num & (num - 1)) != 0) std::abort();
+  VIOSIM_CHECK(num >= 1 && num <= 32768 && (num & (num - 1)) == 0, "a ring size is a power of 2 up to 32768");
   mask_ = static_cast<uint16_t>(num - 1);
   desc_.resize(num);
   avail_ring_.assign(num, 0);
@@ -26,7 +28,8 @@ Virtqueue::Virtqueue(int num, VirtqueueFeatures features)
 Virtqueue::AddResult Virtqueue::AddSgs(uint64_t token, int out_num, int in_num) {
   const int total_sg = out_num + in_num;
   // BUG_ON(total_sg > vq->vring.num); BUG_ON(total_sg == 0);
-  if (out_num < 0 || in_num < 0 || total_sg == 0 || total_sg > num_) std::abort();
+  VIOSIM_CHECK(out_num >= 0 && in_num >= 0 && total_sg > 0 && total_sg <= num_,
+               "virtqueue_add_sgs: BUG_ON(total_sg > vq->vring.num) or BUG_ON(total_sg == 0)");
 
   AddResult r;
   const uint16_t head = free_head_;
@@ -124,7 +127,7 @@ std::optional<Virtqueue::UsedBuf> Virtqueue::GetBuf() {
   const UsedElem& e = used_ring_[last_used_idx_ & mask_];
   // BAD_RING: "id %u out of range" / "id %u is not a head!". The model treats
   // a broken ring as a bug in the caller.
-  if (e.id >= static_cast<uint32_t>(num_) || !is_head_[e.id]) std::abort();
+  VIOSIM_CHECK(e.id < static_cast<uint32_t>(num_) && is_head_[e.id], "BAD_RING: a used id out of range or not a head");
   const UsedBuf buf{data_[e.id], e.len};
   DetachBuf(static_cast<uint16_t>(e.id));
   ++last_used_idx_;
@@ -161,21 +164,21 @@ unsigned Virtqueue::NextDesc(unsigned i, unsigned max) const {
   if (!(desc_[i].flags & kVringDescFNext)) return max;
   const unsigned next = desc_[i].next;
   // "Desc next is %u": fatal in QEMU (exit(1)).
-  if (next >= max) std::abort();
+  VIOSIM_CHECK(next < max, "QEMU: Desc next is out of range");
   return next;
 }
 
 std::optional<VirtQueueElement> Virtqueue::PopHead(bool publish_avail_event) {
   // virtqueue_num_heads(): "Guest moved used index from %u to %u" is fatal.
   const uint16_t num_heads = static_cast<uint16_t>(avail_idx_ - last_avail_idx_);
-  if (num_heads > num_) std::abort();
+  VIOSIM_CHECK(num_heads <= num_, "QEMU: Guest moved used index beyond the ring");
   if (num_heads == 0) return std::nullopt;
 
   // virtqueue_get_head(): the ring slot is idx % num.
   const uint16_t head = avail_ring_[last_avail_idx_ % num_];
   ++last_avail_idx_;
   // "Guest says index %u is available": fatal.
-  if (head >= num_) std::abort();
+  VIOSIM_CHECK(head < num_, "QEMU: Guest says an index beyond the ring is available");
   // QEMU 2.0 publishes the avail index it sees now, not last_avail_idx.
   if (features_.event_idx && publish_avail_event) WriteAvailEvent(avail_idx_);
 
@@ -197,7 +200,7 @@ std::optional<VirtQueueElement> Virtqueue::PopHead(bool publish_avail_event) {
         ++elem.out_num;
       }
       // "Looped descriptor": fatal.
-      if (static_cast<unsigned>(elem.in_num) + elem.out_num > max) std::abort();
+      VIOSIM_CHECK(static_cast<unsigned>(elem.in_num) + elem.out_num <= max, "QEMU: Looped descriptor");
     } while ((i = NextDesc(i, max)) != max);
   }
   ++inuse_;
@@ -206,7 +209,7 @@ std::optional<VirtQueueElement> Virtqueue::PopHead(bool publish_avail_event) {
 }
 
 void Virtqueue::DiscardVqDesc(int n) {
-  if (n > inuse_) std::abort();
+  VIOSIM_CHECK(n <= inuse_, "discarding more elements than were popped");
   last_avail_idx_ = static_cast<uint16_t>(last_avail_idx_ - n);
   inuse_ -= n;
   stats_.pops -= static_cast<uint64_t>(n);
@@ -221,7 +224,7 @@ void Virtqueue::Fill(const VirtQueueElement& elem, uint32_t len, uint16_t idx) {
 void Virtqueue::Flush(uint16_t count) {
   // Not a QEMU check (its inuse would go negative): the model refuses to
   // publish more entries than were popped.
-  if (count > inuse_) std::abort();
+  VIOSIM_CHECK(count <= inuse_, "publishing more used entries than were popped");
   // smp_wmb: the entries are written before the index.
   const uint16_t old = used_idx_;
   const uint16_t new_idx = static_cast<uint16_t>(old + count);

@@ -4,6 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include "sim/check.h"
+
 namespace models {
 
 VirtioBlk::VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq, VirtioBlkDevice& dev,
@@ -17,7 +19,8 @@ VirtioBlk::VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq
       params_(params),
       vq_lock_(sim, "vq_lock", costs.lock_handoff.value),
       rqs_(static_cast<size_t>(params.queue_depth), nullptr) {
-  if (vcpus_.empty() || params_.irq_cpu < 0 || params_.irq_cpu >= static_cast<int>(vcpus_.size())) std::abort();
+  VIOSIM_CHECK(!vcpus_.empty() && params_.irq_cpu >= 0 && params_.irq_cpu < static_cast<int>(vcpus_.size()),
+               "the interrupt's vCPU is one of the guest's (the scenario checks keep it so)");
   for (int t = params_.queue_depth; t-- > 0;) free_tags_.push_back(t);
   dev_->set_irq_sink(this);
 }
@@ -40,7 +43,7 @@ sim::Task VirtioBlk::QueueRq(Cpu& cpu, BlockRequest& rq, int tag, bool last) {
   co_await cpu.Run(costs_.add_sgs.value);
   // A read: out_hdr (device-readable), then data and status (writable).
   const Virtqueue::AddResult r = vq_->AddSgs(static_cast<uint64_t>(tag), rq.write ? 2 : 1, rq.write ? 1 : 2);
-  if (!r.ok()) std::abort();  // the scenario check keeps queue_depth within the ring
+  VIOSIM_CHECK(r.ok(), "the request fits the ring (the scenario check keeps queue_depth within it)");
   bool notify = r.notify;
   if (last) {
     ++stats_.kick_checks;

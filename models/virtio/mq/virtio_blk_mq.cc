@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/check.h"
+
 namespace models {
 namespace {
 
@@ -21,7 +23,7 @@ VirtioBlkMq::VirtioBlkMq(sim::Simulator& sim, std::vector<Cpu*> vcpus, Kvm& kvm,
       costs_(costs),
       device_spread_(sim::Distribution::Exponential(costs.latency_exp_mean.value)),
       iothread_work_(sim) {
-  if (vcpus_.empty()) std::abort();
+  VIOSIM_CHECK(!vcpus_.empty(), "a guest has vCPUs");
   VirtqueueFeatures f;
   f.event_idx = event_idx;
   f.indirect_desc = true;
@@ -61,7 +63,7 @@ sim::Task VirtioBlkMq::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
   }
   const Virtqueue::AddResult a =
       v.vq.AddSgs(reinterpret_cast<uint64_t>(r), rq.write ? 2 : 1, rq.write ? 1 : 2);
-  if (!a.ok()) std::abort();  // one request per vCPU at a time (sync engine) in a 256-entry ring
+  VIOSIM_CHECK(a.ok(), "the request fits the ring (one request per vCPU at a time, sync engine, 256 entries)");
   v.avail.push_back(r);
   if (rq.polled) {
     if (v.num_hipri++ == 0 && v.cb_enabled) {
