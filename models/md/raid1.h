@@ -82,6 +82,7 @@
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
 #include "models/md/brd.h"
+#include "models/md/raid1_layout.h"
 #include "models/sync/cache_line.h"
 #include "models/sync/handoff_costs.h"
 #include "models/sync/spinlock.h"
@@ -92,64 +93,6 @@
 
 namespace models {
 
-// The layouts the lines above come from: offsets computed from struct
-// r1conf and struct raid1_info of Linux 6.4's drivers/md/raid1.h for
-// x86_64 without debug options (spinlock_t 4 bytes, wait_queue_head_t 24:
-// lock, 4 bytes of padding, list_head; struct bio_list two pointers).
-// tests/md/raid1_layout_test.cc pins each offset to a mirror of the
-// struct. docs/raid1.md gives the sources.
-struct Raid1Field {
-  std::string_view name;
-  int offset;
-  int size;
-};
-inline constexpr Raid1Field kR1conf[] = {
-    {"mddev", 0, 8},
-    {"mirrors", 8, 8},
-    {"raid_disks", 16, 4},
-    {"device_lock", 20, 4},
-    {"retry_list", 24, 16},
-    {"bio_end_io_list", 40, 16},
-    {"pending_bio_list", 56, 16},
-    {"wait_barrier.lock", 72, 4},
-    {"wait_barrier.head", 80, 16},
-    {"resync_lock", 96, 4},
-    {"nr_sync_pending", 100, 4},
-    {"nr_pending", 104, 8},
-    {"nr_waiting", 112, 8},
-    {"nr_queued", 120, 8},
-    {"barrier", 128, 8},
-    {"array_frozen", 136, 4},
-    {"fullsync", 140, 4},
-    {"recovery_disabled", 144, 4},
-};
-inline constexpr Raid1Field kRaid1Info[] = {
-    {"rdev", 0, 8},
-    {"head_position", 8, 8},
-    {"next_seq_sect", 16, 8},
-    {"seq_start", 24, 8},
-};
-inline constexpr int kRaid1InfoSize = 32;
-inline constexpr int kLineBytes = 64;
-// The offset of `name` in `layout`; -1 if it has none.
-template <size_t N>
-constexpr int FieldOffset(const Raid1Field (&layout)[N], std::string_view name) {
-  for (const Raid1Field& f : layout) {
-    if (f.name == name) return f.offset;
-  }
-  return -1;
-}
-// The 64-byte line of a field in an allocation aligned to at least 64
-// bytes (r1conf: kzalloc, kmalloc-1k; mirrors: 128 bytes, kmalloc-128).
-template <size_t N>
-constexpr int FieldLine(const Raid1Field (&layout)[N], std::string_view name) {
-  return FieldOffset(layout, name) / kLineBytes;
-}
-// What the model's line objects stand for.
-static_assert(FieldLine(kR1conf, "wait_barrier.lock") == 1 && FieldLine(kR1conf, "wait_barrier.head") == 1 &&
-              FieldLine(kR1conf, "nr_pending") == 1 && FieldLine(kR1conf, "resync_lock") == 1);
-static_assert(FieldLine(kR1conf, "barrier") == 2 && FieldLine(kR1conf, "array_frozen") == 2);
-static_assert(2 * kRaid1InfoSize == kLineBytes);  // mirrors[0..1] on one line, [2..3] on the next
 
 // CPU costs of the path, per call, without the shared lines' transfers
 // (charged by the lines themselves). The names match Raid10Costs where the

@@ -37,15 +37,25 @@ struct StructLayout {
   std::span<const FieldLayout> fields;
 
   // The field called `name`; null if there is none.
-  const FieldLayout* Find(std::string_view name) const {
+  constexpr const FieldLayout* Find(std::string_view name) const {
     for (const FieldLayout& f : fields) {
       if (f.name == name) return &f;
     }
     return nullptr;
   }
-  static uint32_t LineOf(const FieldLayout& f) { return f.offset / kCacheLineBytes; }
+  static constexpr uint32_t LineOf(const FieldLayout& f) { return f.offset / kCacheLineBytes; }
+  // The offset of the field called `name`, and its line; -1 if there is
+  // none (usable in static_asserts).
+  constexpr int OffsetOf(std::string_view name) const {
+    const FieldLayout* f = Find(name);
+    return f == nullptr ? -1 : static_cast<int>(f->offset);
+  }
+  constexpr int LineOfField(std::string_view name) const {
+    const FieldLayout* f = Find(name);
+    return f == nullptr ? -1 : static_cast<int>(LineOf(*f));
+  }
   // Whether the field lies within one line.
-  static bool OnOneLine(const FieldLayout& f) {
+  static constexpr bool OnOneLine(const FieldLayout& f) {
     return f.size > 0 && LineOf(f) == (f.offset + f.size - 1) / kCacheLineBytes;
   }
 };

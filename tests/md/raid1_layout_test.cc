@@ -1,12 +1,12 @@
 // struct r1conf and struct raid1_info as Linux 6.4 lays them out on x86_64
 // without debug options, mirrored here with stand-in types of the kernel
 // types' sizes and alignments: every offset the model's table
-// (models/md/raid1.h) gives is the compiler's.
+// (models/md/raid1_layout.h) gives is the compiler's.
 #include <cstddef>
 #include <cstdint>
 
 #include "gtest/gtest.h"
-#include "models/md/raid1.h"
+#include "models/md/raid1_layout.h"
 
 namespace models {
 namespace {
@@ -59,7 +59,7 @@ struct Raid1Info {
 };
 
 #define PIN(layout, type, member, name)                                              \
-  static_assert(offsetof(type, member) == static_cast<size_t>(FieldOffset(layout, name)), \
+  static_assert(offsetof(type, member) == static_cast<size_t>(raid1_layout::layout.OffsetOf(name)), \
                 name " is not where the struct puts it")
 
 PIN(kR1conf, R1conf, mddev, "mddev");
@@ -84,16 +84,15 @@ PIN(kRaid1Info, Raid1Info, rdev, "rdev");
 PIN(kRaid1Info, Raid1Info, head_position, "head_position");
 PIN(kRaid1Info, Raid1Info, next_seq_sect, "next_seq_sect");
 PIN(kRaid1Info, Raid1Info, seq_start, "seq_start");
-static_assert(sizeof(Raid1Info) == kRaid1InfoSize);
+static_assert(sizeof(Raid1Info) == raid1_layout::kRaid1InfoSize);
 
 // The same at run time, and each field's size.
 TEST(Raid1LayoutTest, EveryTableEntryHasItsStructsSize) {
   const R1conf c{};
-  auto size_of = [](std::string_view name) {
-    for (const Raid1Field& f : kR1conf) {
-      if (f.name == name) return f.size;
-    }
-    return -1;
+  const StructLayout& conf = raid1_layout::kR1conf;
+  auto size_of = [&conf](std::string_view name) {
+    const FieldLayout* f = conf.Find(name);
+    return f == nullptr ? -1 : static_cast<int>(f->size);
   };
   EXPECT_EQ(size_of("wait_barrier.lock"), static_cast<int>(sizeof(c.wait_barrier.lock)));
   EXPECT_EQ(size_of("wait_barrier.head"), static_cast<int>(sizeof(c.wait_barrier.head)));
@@ -101,14 +100,14 @@ TEST(Raid1LayoutTest, EveryTableEntryHasItsStructsSize) {
   EXPECT_EQ(size_of("array_frozen"), static_cast<int>(sizeof(c.array_frozen)));
   EXPECT_EQ(size_of("pending_bio_list"), static_cast<int>(sizeof(c.pending_bio_list)));
   // Every entry starts after the previous one ends.
-  for (size_t i = 1; i < std::size(kR1conf); ++i) {
-    EXPECT_GE(kR1conf[i].offset, kR1conf[i - 1].offset + kR1conf[i - 1].size) << kR1conf[i].name;
+  for (size_t i = 1; i < conf.fields.size(); ++i) {
+    EXPECT_GE(conf.fields[i].offset, conf.fields[i - 1].offset + conf.fields[i - 1].size) << conf.fields[i].name;
   }
   // The fast path's lines: the wait queue's lock and list with the
   // bucket-array pointers; array_frozen with the barrier pointer.
-  EXPECT_EQ(FieldLine(kR1conf, "wait_barrier.lock"), FieldLine(kR1conf, "nr_pending"));
-  EXPECT_EQ(FieldLine(kR1conf, "barrier"), FieldLine(kR1conf, "array_frozen"));
-  EXPECT_NE(FieldLine(kR1conf, "nr_pending"), FieldLine(kR1conf, "array_frozen"));
+  EXPECT_EQ(conf.LineOfField("wait_barrier.lock"), conf.LineOfField("nr_pending"));
+  EXPECT_EQ(conf.LineOfField("barrier"), conf.LineOfField("array_frozen"));
+  EXPECT_NE(conf.LineOfField("nr_pending"), conf.LineOfField("array_frozen"));
 }
 
 }  // namespace
