@@ -42,7 +42,10 @@ Comparison Compare(const viosim::VariantResult& a, const viosim::VariantResult& 
     if (measured && ma.value != 0) g.ratio = mb->value / ma.value;
     // Batch i of one run against batch i of the other.
     const size_t k = ma.batch_numerators.size();
+    // Batches pair when they cover the same stretches: as many, as long
+    // (runs under --precision may stop at different lengths).
     if (measured && k >= 2 && mb->batch_numerators.size() == k && ma.batch_denominators.size() == k &&
+        ma.batch_length == mb->batch_length &&
         mb->batch_denominators.size() == k) {
       std::vector<double> ratios, diffs;
       bool ratios_ok = true;

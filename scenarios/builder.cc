@@ -169,6 +169,12 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
   std::vector<models::Cpu*> traced = m.cpus();
   for (models::Cpu* c : stack.OwnCpus()) traced.push_back(c);
   if (absl::Status st = Measure(sim, plan, options, reset, traced, metrics, &out); !st.ok()) return st;
+  if (!w.messages().empty()) {
+    // A job stopped by its rate floor (rate_min, rate_iops_min): its figures
+    // are not the workload's.
+    return absl::FailedPreconditionError(absl::StrCat("field 'workload.fio': ", w.messages().front(),
+                                                      ": the job stopped with fio's EIO"));
+  }
   out.metrics.insert(out.metrics.begin() + 5,
                      sim::MetricEstimate{"clat_p99_us", win.clat.Percentile(99) / 1000.0, std::nullopt});
   StackExtras extras;

@@ -731,6 +731,11 @@ class JobParser {
           Error(s.at, absl::StrCat("job '", job.name, "': rate_process=poisson with no rate for ",
                                    dir == kRead ? "reads" : "writes",
                                    ", which the job issues: fio 3.33 dies there with SIGFPE (divides by a zero rate)"));
+        } else if (issues && job.rate[dir] != 0 && job.rate[dir] < job.bs_min[dir]) {
+          Error(s.at, absl::StrCat("job '", job.name, "': rate_process=poisson with a rate for ",
+                                   dir == kRead ? "reads" : "writes", " below one block a second (",
+                                   job.rate[dir], " B/s against ", job.bs_min[dir],
+                                   " B blocks): fio 3.33 dies there with SIGFPE (its IOPS is 0)"));
         }
       }
     }
@@ -1005,10 +1010,10 @@ class JobParser {
     if (name == "filesize") return ApplyFilesize(o, value, d);
     if (name == "runtime") return number(kTimeRule, [&](int64_t v) { j.runtime_us = v; });
     // Pacing (fio's rate* and thinktime* options).
-    if (name == "rate") return ApplyPerDirection(o, value, j.rate);
-    if (name == "rate_iops") return ApplyPerDirection(o, value, j.rate_iops);
-    if (name == "rate_min") return ApplyPerDirection(o, value, j.rate_min);
-    if (name == "rate_iops_min") return ApplyPerDirection(o, value, j.rate_iops_min);
+    if (name == "rate") return ApplyPerDirection(o, value, j.rate, false);
+    if (name == "rate_iops") return ApplyPerDirection(o, value, j.rate_iops, true);
+    if (name == "rate_min") return ApplyPerDirection(o, value, j.rate_min, false);
+    if (name == "rate_iops_min") return ApplyPerDirection(o, value, j.rate_iops_min, true);
     if (name == "rate_process") {
       if (value != "linear" && value != "poisson") return Invalid(o, value, "linear or poisson");
       j.rate_poisson = value == "poisson";
@@ -1267,8 +1272,11 @@ class JobParser {
 
   // rate=r[,w[,t]] and its kin: a value per direction (bytes or I/Os per
   // second, 1024-based suffixes), a direction left empty unlimited.
-  absl::Status ApplyPerDirection(const OptionLine& o, const std::string& value, uint64_t (&out)[kDdirs]) {
-    const NumberRule rule{false, 0, -1, kMaxSize, "1 PiB"};
+  absl::Status ApplyPerDirection(const OptionLine& o, const std::string& value, uint64_t (&out)[kDdirs],
+                                 bool iops) {
+    // rate_iops is fio's 32-bit unsigned; a byte rate is held to 1 TiB/s.
+    const NumberRule rule = iops ? NumberRule{false, 0, 4294967295, -1, ""}
+                                 : NumberRule{false, 0, -1, int64_t{1} << 40, "1 TiB/s"};
     bool any = false;
     for (const Round& r : ListRounds(value, /*colon_dash=*/true)) {
       if (r.text.empty() || r.text[0] == ',') continue;  // this direction left as it was
@@ -1312,10 +1320,19 @@ class JobParser {
         entries.push_back({uint64_t(bs->value), perc});
         if (entries.size() > 64) return Invalid(o, value, "at most 64 entries (fio's BSSPLIT_MAX)");
       }
-      if (entries.empty()) return Invalid(o, value, "size/percent entries separated by ':'");
+      if (entries.empty()) {
+        if (lists.size() > 1) continue;  // an empty list leaves its directions as they were
+        return Invalid(o, value, "size/percent entries separated by ':'");
+      }
       if (given > 100 && missing > 1) {
         return absl::InvalidArgumentError(absl::StrCat("option '", o.key, "': ", Quoted(o.value, value),
                                                        ": the percentages add to more than 100% (fio refuses it)"));
+      }
+      if (given > 100 && missing == 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "option '", o.key, "': ", Quoted(o.value, value),
+            ": the percentages add to more than 100% with a share left blank, whose share fio 3.33 computes by "
+            "unsigned arithmetic that wraps; give it one"));
       }
       for (JobOptions::BsSplit& e : entries) {
         if (e.perc < 0) e.perc = missing > 0 ? (100 - given) / missing : 0;

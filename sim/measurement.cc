@@ -81,22 +81,23 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
       }
       return true;
     };
-    while (!reached() && sim.Now() + length <= cap && !sim.stalled()) {
-      if (nums[0].size() >= static_cast<size_t>(2 * plan.batches)) {
-        for (size_t i = 0; i < m; ++i) {
-          for (size_t b = 0; b < nums[i].size() / 2; ++b) {
-            nums[i][b] = nums[i][2 * b] + nums[i][2 * b + 1];
-            dens[i][b] = dens[i][2 * b] + dens[i][2 * b + 1];
-          }
-          nums[i].resize(nums[i].size() / 2);
-          dens[i].resize(dens[i].size() / 2);
+    // Doubling: B more batches of the current length, then pairs merge
+    // into B batches of twice it; the precision is looked at only then.
+    while (!reached() && sim.Now() + length * plan.batches <= cap && !sim.stalled()) {
+      for (int b = 0; b < plan.batches; ++b) batch_to(sim.Now() + length);
+      for (size_t i = 0; i < m; ++i) {
+        for (size_t b = 0; b < nums[i].size() / 2; ++b) {
+          nums[i][b] = nums[i][2 * b] + nums[i][2 * b + 1];
+          dens[i][b] = dens[i][2 * b] + dens[i][2 * b + 1];
         }
-        length = length * 2;
+        nums[i].resize(nums[i].size() / 2);
+        dens[i].resize(dens[i].size() / 2);
       }
-      batch_to(sim.Now() + length);
+      length = length * 2;
       out = Estimates(metrics, nums, dens);
     }
   }
+  for (MetricEstimate& e : out) e.batch_length = length;
   if (outcome != nullptr) {
     outcome->measured = sim.Now() - start;
     outcome->batches = static_cast<int>(m > 0 ? nums[0].size() : static_cast<size_t>(plan.batches));

@@ -41,6 +41,9 @@ struct MetricEstimate {
   // interval is computed from), so that two runs' batches can be paired.
   std::vector<double> batch_numerators;
   std::vector<double> batch_denominators;
+  // Their length (the last batches' under sequential stopping); two runs'
+  // batches pair only when their lengths are the same. Zero: not recorded.
+  Time batch_length;
 };
 
 struct MeasurementPlan {
@@ -51,10 +54,11 @@ struct MeasurementPlan {
   // window the run goes on, batch by batch, until every measured metric's
   // 95% half-width is within `precision` (a fraction) of its value, or the
   // run has measured `max_factor` times `duration`. The batches keep their
-  // number: when they have doubled, adjacent pairs merge and the batch
-  // length doubles, so that batches grow with the run and their means stay
-  // nearly independent however long the model's own correlation is (the
-  // fixed-number-of-batches rule of sequential batch means procedures).
+  // number: the run goes on until it has doubled them, then adjacent pairs
+  // merge and the batch length doubles, and only then is the precision
+  // checked again (so it is checked at B batches of L, 2L, 4L, ...: few
+  // looks, and batches that grow with the run so that their means stay
+  // nearly independent however long the model's own correlation is).
   double precision = 0;
   int max_factor = 16;
 };

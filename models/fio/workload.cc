@@ -55,6 +55,7 @@ struct Job {
   // baseline.
   uint64_t done_bytes[kDdirs] = {}, done_blocks[kDdirs] = {};
   bool min_rate_base = false;
+  sim::Time settle_from;  // td->start: the job's start, then the ramp's end
   sim::Time min_rate_since;
   uint64_t min_rate_bytes[kDdirs] = {}, min_rate_blocks[kDdirs] = {};
 
@@ -225,7 +226,11 @@ uint64_t NextBlockSize(const JobOptions& o, int ddir, sim::Rng& rng) {
     return std::clamp(len, lo, hi);
   }
   uint64_t len = lo + static_cast<uint64_t>(static_cast<double>(hi) * rng.Uniform01());
-  if ((lo & (lo - 1)) == 0) len &= ~(lo - 1);
+  if ((lo & (lo - 1)) == 0) {
+    len &= ~(lo - 1);
+  } else {
+    len -= len % lo;  // io_u.c: a multiple of the smallest size
+  }
   return std::clamp(len, lo, hi);
 }
 
@@ -755,7 +760,7 @@ sim::Task Workload::Think(Job& j) {
 bool Workload::CheckMinRate(Job& j) {
   const JobOptions& o = j.opt;
   const sim::Time now = sim_->Now();
-  if (!j.Accounting(now) || now - j.start < sim::Time::Millis(2000)) return true;
+  if (!j.Accounting(now) || now - j.settle_from < sim::Time::Millis(2000)) return true;
   if (!j.min_rate_base) {
     j.min_rate_base = true;
     j.min_rate_since = now;
@@ -843,7 +848,7 @@ sim::Task Workload::LaunchJob(Job& job) {
 
 sim::Task Workload::RunJob(Job& job) {
   job.launched = true;
-  job.rate_epoch = sim_->Now();
+  job.rate_epoch = job.settle_from = sim_->Now();
   StartSampling(job);
   if (IsSync(job.opt.ioengine)) {
     co_await RunSyncEngine(job);
@@ -911,6 +916,7 @@ double Workload::RunGroup(const std::vector<Job*>& group, bool* steady, std::opt
     for (int d = 0; d < kDdirs; ++d) j->rate_issue_bytes[d] = j->rate_next_us[d] = j->last_usec[d] = 0;
     j->think_issues = j->think_blocks = 0;
     j->min_rate_base = false;
+    if (ramp_end > j->start) j->settle_from = ramp_end;  // reset_all_stats moves td->start
   }
   // Step through batches; stop at runtime, when every job is done, or when
   // the group's IOPS is steady within the target.
@@ -1031,7 +1037,10 @@ std::vector<std::vector<internal::Job*>> Workload::BuildJobs(FioReport& report) 
         j->poisson_rng[d] = sim::Rng::ForStream(control_.seed, absl::StrCat(stream, ".poisson", d));
         // init.c __setup_rate: a byte rate, rate_iops counted in the
         // direction's smallest block size.
-        j->rate_bps[d] = o.rate[d] != 0 ? o.rate[d] : o.rate_iops[d] * o.bs_min[d];
+        // At most 1 TiB/s: beyond it nothing is held back, and the
+        // schedule's arithmetic stays within 64 bits.
+        j->rate_bps[d] = std::min<uint64_t>(o.rate[d] != 0 ? o.rate[d] : o.rate_iops[d] * o.bs_min[d],
+                                            uint64_t{1} << 40);
       }
       j->region = o.size > 0 ? o.size : (uint64_t{1} << 30);
       const int n = IsSync(o.ioengine) ? 1 : o.iodepth;
@@ -1152,7 +1161,7 @@ FioReport Workload::Run() {
 
   // The modeled device's disk statistics (fio's "Disk stats"), named as
   // fio names it: the block device the first job's filename= opens
-  // (/dev/vdb: vdb), else the stack's device.
+  // (/dev/vdb: vdb); without one, nvme0n1.
   DiskUtil du;
   du.name = "nvme0n1";
   for (const auto& jp : jobs_) {

@@ -109,6 +109,9 @@ class Workload {
   void ResetCounters();
   // fio's processes (jobs times numjobs).
   int processes() const;
+  // What fio would have printed on stderr so far (a job stopped by its rate
+  // floor), in order.
+  const std::vector<std::string>& messages() const { return messages_; }
 
  private:
   using Job = internal::Job;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/format.h"
 #include "gtest/gtest.h"
 #include "scenarios/loader.h"
@@ -74,6 +75,43 @@ TEST(GateTest, FailsWhenTheEffectLeavesItsTolerance) {
   c.effect->within = true;  // the same effect inside a wider tolerance passes
   c.effect->tolerance_pct = 20;
   EXPECT_EQ(Gate({c}, BaselineOf({c})).failures, 0);
+}
+
+// The effect tolerance as reproduce reads it from the scenario: a lock
+// benchmark whose 5-thread variant predicts its rate over the 2-thread
+// base; its modeled effect within a wide tolerance, outside a tiny one.
+TEST(GateTest, ReproduceHoldsAnEffectToItsTolerance) {
+  auto reproduce = [](double tolerance) {
+    const std::string text = absl::StrCat(
+        "name: \"effect\"\n"
+        "platform { cpus: 8 lock_handoff { value: \"0ns\" source { kind: DEFINED ref: \"t\" } } }\n"
+        "stack { lock { kind: TICKET } }\n"
+        "workload { lockbench { threads: 2 think { exponential { mean: \"9us\" } source { kind: DEFINED ref: \"t\" } }"
+        " hold { exponential { mean: \"2us\" } source { kind: DEFINED ref: \"t\" } } } }\n"
+        "variant { name: \"t5\" overlay { workload { lockbench { threads: 5 } } } }\n"
+        "published { variant: \"base\" metric: \"lock_acquisitions_per_s\" value: 160000 role: CALIBRATION "
+        "tolerance_pct: 50 source: \"made up\" }\n"
+        "published { variant: \"t5\" metric: \"lock_acquisitions_per_s\" value: 330000 role: PREDICTION "
+        "tolerance_pct: 50 effect_tolerance_pct: ",
+        tolerance, " source: \"made up\" }\n"
+        "run { duration: \"5ms\" warmup: \"1ms\" }\n");
+    absl::StatusOr<viosim::ScenarioFile> f = viosim::ParseScenarioText("effect.textproto", text);
+    EXPECT_TRUE(f.ok()) << f.status();
+    absl::StatusOr<Reproduction> rep = Reproduce(*f, RunRequest{});
+    EXPECT_TRUE(rep.ok()) << rep.status();
+    return *rep;
+  };
+  const Reproduction wide = reproduce(1000);
+  const Cell& c = wide.cells.at(1);
+  ASSERT_TRUE(c.effect.has_value());
+  EXPECT_EQ(c.effect->partner, "base");
+  EXPECT_EQ(*c.effect->tolerance_pct, 1000);
+  EXPECT_TRUE(c.effect->within);
+  const Reproduction tight = reproduce(0.0001);
+  EXPECT_FALSE(tight.cells.at(1).effect->within);
+  GateReport r = CheckGate({tight}, UpdateBaseline(viosim::Baseline(), tight.cells));
+  EXPECT_EQ(r.failures, 1);
+  EXPECT_NE(r.findings[1].problem.find("effect tolerance"), std::string::npos) << r.findings[1].problem;
 }
 
 // The drift allowed is max(0.5%, 2 x the cell's interval), at most 10%.

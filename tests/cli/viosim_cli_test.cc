@@ -90,7 +90,10 @@ TEST(CliTest, PrecisionRunsOnUntilReachedAndSaysSo) {
   EXPECT_THAT(r.out, HasSubstr("\"precision\": {\n"));
   EXPECT_THAT(r.out, HasSubstr("\"target_pct\": 0.5,\n"));
   EXPECT_THAT(r.out, HasSubstr("\"reached\": true"));
+  // The planned 2 s were not enough: it doubled once.
+  EXPECT_THAT(r.out, HasSubstr("\"duration_s\": 4,\n"));
   Result text = Viosim("run scenarios/lockbench.textproto --variant N4 --precision 0.5%");
+  EXPECT_THAT(text.out, HasSubstr("measured 4s in 20 batches"));
   EXPECT_THAT(text.out, HasSubstr("precision 0.5%: every measured interval within it"));
   for (const char* bad : {"0", "101%", "x", "-1%"}) {
     EXPECT_EQ(Viosim(absl::StrCat("run scenarios/lockbench.textproto --precision ", bad)).code, 2) << bad;

@@ -631,6 +631,16 @@ TEST(PacingOptionsTest, RatesThinktimeAndBssplitAsFioReadsThem) {
             "refuses it)");
   EXPECT_EQ(FirstError("[j]\nrate_iops=100\nrate_iops_min=200\n"),
             "job.fio:1: job 'j': minimum rate exceeds rate, ddir 0 (fio refuses it)");
+  // What fio 3.33 dies on, or computes by wrapping, is refused.
+  EXPECT_EQ(FirstError("[j]\nrate=1k\nrate_process=poisson\n"),
+            "job.fio:1: job 'j': rate_process=poisson with a rate for reads below one block a second (1024 B/s "
+            "against 4096 B blocks): fio 3.33 dies there with SIGFPE (its IOPS is 0)");
+  EXPECT_NE(FirstError("[j]\nbssplit=4k/70:8k/40:16k/\n").find("with a share left blank"), std::string::npos);
+  EXPECT_NE(FirstError("[j]\nrate_iops=5000000000\n").find("above the maximum"), std::string::npos);
+  // An empty list leaves its directions as they were.
+  const JobOptions w = Parse("[j]\nbssplit=,4k/90:64k/10\n").jobs.at(0);
+  EXPECT_TRUE(w.bssplit[0].empty());
+  EXPECT_EQ(w.bssplit[1].size(), 2u);
 }
 
 TEST(OptionClassTest, KnownButNotModeled) {
