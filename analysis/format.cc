@@ -1121,13 +1121,26 @@ std::string SweepOutput(const Sweep& sweep, const std::vector<Calibration>* fits
             "\ngains (the ratio; its 95% interval from the two runs' batches, paired)\n",
             Table(g, "", std::string(axes_head.size(), 'l') + std::string(g[0].size() - axes_head.size(), 'r')));
       }
+      std::string precision;
+      if (sweep.precision > 0) {
+        precision = absl::StrFormat("\nprecision %g%%: ", 100 * sweep.precision);
+        absl::StrAppend(&precision, sweep.precision_missed.empty()
+                                        ? "every point's tabulated intervals within it\n"
+                                        : absl::StrCat("not reached at the cap at ",
+                                                       absl::StrJoin(sweep.precision_missed, "; "), "\n"));
+      }
       return absl::StrCat(title,
                           "(+/-: half-width of the 95% confidence interval, - where none was computed)\n\n",
-                          Table(rows, "", align), gain_table);
+                          Table(rows, "", align), gain_table, precision);
     }
     case Format::kJson: {
       JsonWriter j;
       j.BeginObject().Key("scenario").String(sweep.scenario).Key("field").String(sweep.field);
+      if (sweep.precision > 0) {
+        j.Key("precision").BeginObject().Key("target_pct").Number(100 * sweep.precision).Key("missed").BeginArray();
+        for (const std::string& m : sweep.precision_missed) j.String(m);
+        j.EndArray().EndObject();
+      }
       if (!sweep.more.empty()) {
         // A grid: its further axes; each point's values on them are its "at".
         j.Key("more").BeginArray();

@@ -263,7 +263,10 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
   if (!r.ok()) return r.status();
   Sweep& sweep = r->sweep;
   const std::vector<std::string>& names = r->names;
-  std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, r->resolved, names, request);
+  // A precision is asked of the metrics the sweep tabulates.
+  RunRequest at = request;
+  at.options.precision_metrics = sweep.metrics;
+  std::vector<absl::StatusOr<viosim::VariantResult>> results = RunResolved(file, r->resolved, names, at);
   for (size_t i = 0; i < results.size(); ++i) {
     const std::vector<std::string>& coords = r->coords[i];
     if (!results[i].ok()) {
@@ -276,6 +279,11 @@ absl::StatusOr<Sweep> RunSweep(const viosim::ScenarioFile& file, const SweepSpec
     if (!p.ok()) return p.status();
     p->at.assign(coords.begin() + 1, coords.end());
     sweep.points.push_back(*std::move(p));
+    sweep.precision = at.options.precision;
+    if (!results[i]->precision_reached) {
+      sweep.precision_missed.push_back(absl::StrCat(absl::StrJoin(coords, ","), "/", names[i], ": ",
+                                                    absl::StrJoin(results[i]->precision_missed, ", ")));
+    }
   }
   return std::move(sweep);
 }

@@ -182,6 +182,10 @@ struct Sweep {
   // Value-major: for each value (on a grid, each combination, the first
   // axis slowest), each variant.
   std::vector<SweepPoint> points;
+  // Under --precision (a fraction, 0 off): the points that did not reach
+  // it at the cap, as "VALUE[,VALUE...]/VARIANT: METRIC, ...".
+  double precision = 0;
+  std::vector<std::string> precision_missed;
 };
 
 // A sweep checked and resolved, not yet run: the Sweep with its values,

@@ -420,6 +420,7 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
   sim::MeasurementPlan plan{*warmup, *duration, static_cast<int>(run.Int("batches"))};
   plan.precision = options.precision;
   plan.max_factor = options.max_factor;
+  plan.precision_metrics = options.precision_metrics;
   out.warmup = plan.warmup;
   out.duration = plan.duration;
   out.batches = plan.batches;

@@ -86,6 +86,7 @@ struct RunOptions {
   // off; the run measures at most `max_factor` times run.duration.
   double precision = 0;
   int max_factor = 16;
+  std::vector<std::string> precision_metrics;  // the metrics it is asked of; empty: all
 };
 
 // REQUIRES: `resolved` passed the loader's validation (units, bounds).

@@ -13,6 +13,14 @@ bool WithinPrecision(const MetricEstimate& e, double precision) {
 
 namespace {
 
+bool Asked(const MeasurementPlan& plan, const std::string& name) {
+  if (plan.precision_metrics.empty()) return true;
+  for (const std::string& m : plan.precision_metrics) {
+    if (m == name) return true;
+  }
+  return false;
+}
+
 // The estimates from per-batch numerators and denominators.
 std::vector<MetricEstimate> Estimates(const std::vector<RatioMetric>& metrics,
                                       const std::vector<std::vector<double>>& nums,
@@ -77,7 +85,7 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
     const Time cap = start + plan.duration * plan.max_factor;
     auto reached = [&] {
       for (const MetricEstimate& e : out) {
-        if (!WithinPrecision(e, plan.precision)) return false;
+        if (Asked(plan, e.name) && !WithinPrecision(e, plan.precision)) return false;
       }
       return true;
     };
@@ -106,7 +114,7 @@ std::vector<MetricEstimate> MeasureBatches(Simulator& sim, const MeasurementPlan
     outcome->missed.clear();
     if (plan.precision > 0) {
       for (const MetricEstimate& e : out) {
-        if (!WithinPrecision(e, plan.precision)) {
+        if (Asked(plan, e.name) && !WithinPrecision(e, plan.precision)) {
           outcome->reached = false;
           outcome->missed.push_back(e.name);
         }

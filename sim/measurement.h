@@ -61,6 +61,8 @@ struct MeasurementPlan {
   // nearly independent however long the model's own correlation is).
   double precision = 0;
   int max_factor = 16;
+  // The metrics the precision is asked of, by name; empty: every one.
+  std::vector<std::string> precision_metrics;
 };
 
 // What a sequential run reached.
