@@ -46,13 +46,17 @@ struct StructLayout {
   static constexpr uint32_t LineOf(const FieldLayout& f) { return f.offset / kCacheLineBytes; }
   // The offset of the field called `name`, and its line; -1 if there is
   // none (usable in static_asserts).
+  // (No pointer is compared: under -fsanitize=undefined GCC 12 does not
+  // fold a comparison of a pointer into a constexpr array.)
   constexpr int OffsetOf(std::string_view name) const {
-    const FieldLayout* f = Find(name);
-    return f == nullptr ? -1 : static_cast<int>(f->offset);
+    for (const FieldLayout& f : fields) {
+      if (f.name == name) return static_cast<int>(f.offset);
+    }
+    return -1;
   }
   constexpr int LineOfField(std::string_view name) const {
-    const FieldLayout* f = Find(name);
-    return f == nullptr ? -1 : static_cast<int>(LineOf(*f));
+    const int offset = OffsetOf(name);
+    return offset < 0 ? -1 : offset / static_cast<int>(kCacheLineBytes);
   }
   // Whether the field lies within one line.
   static constexpr bool OnOneLine(const FieldLayout& f) {
