@@ -35,7 +35,7 @@ LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 // host (bare metal: the machine fio runs on; under a guest: the vCPUs'
 // threads, busy or exiting, and the stack's own host CPUs, such as QEMU's
 // IOThread), on the guest's vCPUs, and split into user and the rest on the
-// CPUs fio runs on. Busy is every CPU state but idle.
+// CPUs fio runs on. Busy is every CPU state but idle (Cpu::BusyTime).
 std::vector<std::string> EfficiencyNames(bool vcpus) {
   std::vector<std::string> n = {"host_cpu_us_per_io", "iops_per_host_cpu_s"};
   if (vcpus) {
@@ -47,14 +47,6 @@ std::vector<std::string> EfficiencyNames(bool vcpus) {
   return n;
 }
 
-double BusyS(const models::Cpu& c) {
-  double s = 0;
-  for (int t = 0; t < models::kCpuTimes; ++t) {
-    if (static_cast<models::CpuTime>(t) != models::CpuTime::kIdle) s += c.TimeIn(static_cast<models::CpuTime>(t)).ToSeconds();
-  }
-  return s;
-}
-
 // The efficiency metrics of EfficiencyNames, in its order. The stack's own
 // CPUs (beyond the machine's) are not reset with the window: `*own_base`
 // holds their busy seconds at the last reset.
@@ -62,12 +54,12 @@ std::vector<sim::RatioMetric> EfficiencyMetrics(const Machine& m, BuiltStack& st
                                                 std::function<double()> ios, const double* own_base) {
   auto machine_busy = [&m] {
     double s = 0;
-    for (const models::Cpu* c : m.cpus()) s += BusyS(*c);
+    for (const models::Cpu* c : m.cpus()) s += c->BusyTime().ToSeconds();
     return s;
   };
   auto host_busy = [machine_busy, own = stack.OwnCpus(), own_base, &stack] {
     double s = machine_busy() - *own_base + stack.ServerHostTime().ToSeconds();
-    for (const models::Cpu* c : own) s += BusyS(*c);
+    for (const models::Cpu* c : own) s += c->BusyTime().ToSeconds();
     return s;
   };
   std::vector<sim::RatioMetric> out = {{"host_cpu_us_per_io", host_busy, ios, 1e6},
@@ -164,7 +156,7 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
     m.ResetStats();
     w.ResetCounters();
     own_base = 0;
-    for (const models::Cpu* c : own) own_base += BusyS(*c);
+    for (const models::Cpu* c : own) own_base += c->BusyTime().ToSeconds();
   };
   std::vector<models::Cpu*> traced = m.cpus();
   for (models::Cpu* c : stack.OwnCpus()) traced.push_back(c);

@@ -96,9 +96,7 @@ class Rig final : public VhostNetRig {
     auto delivered = [this] { return data_link_->DeliveredBits() - delivered_at_reset_; };
     auto host_busy_s = [this] {
       double busy = 0;
-      for (const models::Cpu* c : m_->cpus()) {
-        busy += m_->ElapsedS() - c->TimeIn(models::CpuTime::kIdle).ToSeconds();
-      }
+      for (const models::Cpu* c : m_->cpus()) busy += c->BusyTime().ToSeconds();
       return busy;
     };
     return {
