@@ -140,8 +140,9 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
       {"read_iops", [&win] { return static_cast<double>(win.ios[0]); }, elapsed, 1},
       {"write_iops", [&win] { return static_cast<double>(win.ios[1]); }, elapsed, 1},
       {"bw_mib_s", [&win] { return win.bytes; }, elapsed, 1.0 / (1 << 20)},
-      {"clat_mean_us", [&win] { return win.clat_ns; }, ios, 1e-3},
-      {"lat_mean_us", [&win] { return win.lat_ns; }, ios, 1e-3},
+      // Little's law over the window (Workload::WindowOpenArea).
+      {"clat_mean_us", [&w] { return w.WindowOpenArea(true); }, ios, 1e-3},
+      {"lat_mean_us", [&w] { return w.WindowOpenArea(false); }, ios, 1e-3},
       {"usr_cpu_pct", [&w] { return w.WindowCpu(true).ToSeconds(); }, cpu_s, 100},
       {"sys_cpu_pct", [&w] { return w.WindowCpu(false).ToSeconds(); }, cpu_s, 100},
   };

@@ -419,11 +419,14 @@ void Workload::PrepareIo(Job& j, IoU& u, int ddir) {
   u.rq.done = false;
   u.start_time = sim_->Now();
   j.ChangeOpen(+1, u.start_time);
+  open_lat_.Change(+1, u.start_time);
 }
 
 // io_completed: the I/O's latencies and counters, if the ramp is over.
 void Workload::Account(Job& j, IoU& u, sim::Time now) {
   j.ChangeOpen(-1, now);
+  open_lat_.Change(-1, now);
+  open_clat_.Change(-1, now);
   ++j.think_blocks;
   j.done_bytes[u.ddir] += u.rq.bytes;
   ++j.done_blocks[u.ddir];
@@ -547,6 +550,7 @@ sim::Task Workload::RunSyncEngine(Job& j) {
     // pread/pwrite/preadv2: the syscall, then the block layer below it.
     co_await Work(j, costs_.syscall, false);
     u.issue_time = u.start_time;  // synchronous engines record no slat
+    open_clat_.OpenedAt(u.issue_time, sim_->Now());
     DiskIssue(1);
     sim::Time t0 = sim_->Now();
     co_await stack_->Submit(*j.task->cpu(), u.rq, /*last=*/true);
@@ -587,6 +591,7 @@ sim::Task Workload::Commit(Job& j) {
   const bool acct = j.Accounting(now);
   for (IoU* u : j.pending) {
     u->issue_time = now;  // fio_libaio_queued: issue time after io_submit returns
+    open_clat_.Change(+1, now);
     if (acct && job_reports_ && u->start_time >= j.measure_start) {
       const uint64_t slat = static_cast<uint64_t>((now - u->start_time).ps() / 1000);
       j.ts->ddir[u->ddir].slat.Record(slat);
@@ -1113,6 +1118,8 @@ absl::Status Workload::Start() {
 
 void Workload::ResetCounters() {
   window_ = WindowCounters();
+  open_lat_.Reset(sim_->Now());
+  open_clat_.Reset(sim_->Now());
   for (auto& j : jobs_) {
     j->task->ResetStats();
     j->usr_busy.Reset(sim_->Now());
@@ -1125,6 +1132,8 @@ sim::Time Workload::WindowCpu(bool user) const {
   for (const auto& j : jobs_) t += (user ? j->usr_busy : j->sys_busy).BusyUntil(sim_->Now());
   return t;
 }
+
+double Workload::WindowOpenArea(bool clat) const { return (clat ? open_clat_ : open_lat_).Until(sim_->Now()); }
 
 int Workload::processes() const { return static_cast<int>(jobs_.size()); }
 

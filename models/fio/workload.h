@@ -24,6 +24,7 @@
 #ifndef VIOSIM_MODELS_FIO_WORKLOAD_H_
 #define VIOSIM_MODELS_FIO_WORKLOAD_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -102,6 +103,14 @@ class Workload {
     LatStat clat;        // their completion latencies
   };
   const WindowCounters& window() const { return window_; }
+  // The integral over the window so far of the number of I/Os open, in
+  // ns x I/Os: submitted and not yet reaped (`clat`), or prepared and not
+  // yet reaped (lat). Over the window's completions it is the time-average
+  // (Little's law, L = lambda W) estimate of the mean latency, which in a
+  // window shorter than the latency's tail has a far smaller variance than
+  // the mean over the completions, whose sample is biased toward the I/Os
+  // that waited longest; in steady state both estimate the same mean.
+  double WindowOpenArea(bool clat) const;
   // The CPU time of every job in the window so far, user (`user`) or
   // system: each span on a CPU counted for its part inside the window, so
   // a job's share of the window is at most 100%.
@@ -175,6 +184,32 @@ class Workload {
   std::vector<std::unique_ptr<Job>> jobs_;
   std::unique_ptr<Sink> sink_;
   WindowCounters window_;
+  // I/Os open now, and their integral since the last ResetCounters().
+  struct OpenArea {
+    int64_t n = 0;
+    sim::Time since;
+    sim::Time from;  // the window's start
+    double area_ns = 0;
+    // An I/O open since `opened` (<= now), counted from now.
+    void OpenedAt(sim::Time opened, sim::Time now) {
+      Change(+1, now);
+      area_ns += static_cast<double>((now - std::max(opened, from)).ps()) / 1000.0;
+    }
+    void Reset(sim::Time now) {
+      Change(0, now);
+      from = now;
+      area_ns = 0;
+    }
+    void Change(int64_t delta, sim::Time now) {
+      area_ns += static_cast<double>(n) * static_cast<double>((now - since).ps()) / 1000.0;
+      since = now;
+      n += delta;
+    }
+    double Until(sim::Time now) const {
+      return area_ns + static_cast<double>(n) * static_cast<double>((now - since).ps()) / 1000.0;
+    }
+  };
+  OpenArea open_lat_, open_clat_;
   std::vector<std::string> messages_;  // what fio would print on stderr (a rate floor not met)
   // The device as fio's disk stats see it (block/genhd.c part_stat): I/Os
   // in flight from all jobs, and over the measured windows the time with

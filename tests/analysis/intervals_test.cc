@@ -155,5 +155,22 @@ TEST(IntervalsTest, NothingMeasuredIsNotPrintedAsZero) {
   EXPECT_NE(json.find("\"clat_mean_us\":null"), std::string::npos) << json;
 }
 
+// The md scenarios' default windows (10 ms against latencies of 5-50 ms)
+// give their mean latencies within 5%: the time-average estimator
+// (Little's law over the window) does not wait for the latency's tail.
+TEST(IntervalsTest, TheMdDefaultWindowsGiveMeanLatencyWithinFivePercent) {
+  for (const char* name : {"raid10_unplug.textproto", "raid1_unplug.textproto"}) {
+    const viosim::ScenarioFile f = Load(name);
+    for (const char* variant : {"before", "after"}) {
+      const viosim::VariantResult r = RunOne(f, variant, {});
+      for (const char* metric : {"clat_mean_us", "lat_mean_us"}) {
+        const sim::MetricEstimate& m = Metric(r, metric);
+        ASSERT_TRUE(m.ci95.has_value()) << name << " " << variant << " " << metric;
+        EXPECT_LT(*m.ci95, 0.05 * m.value) << name << " " << variant << " " << metric;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace analysis

@@ -216,6 +216,38 @@ TEST(FioWorkload, TheIntervalAgreesWithTheSpreadOfTheWindowRateOverSeeds) {
   EXPECT_LT(mean_hw / sd, 3.5);
 }
 
+// A scenario's clat_mean_us and lat_mean_us are Little's law over the
+// window (Workload::WindowOpenArea over the completions). In a window long
+// against the latency both estimate the mean over the completions, for the
+// synchronous path (open from the prepare) and the asynchronous one (open
+// from io_submit's return).
+TEST(FioWorkload, TheTimeAverageLatencyIsTheCompletionsMeanInALongWindow) {
+  for (const char* engine : {"ioengine=psync\n", "ioengine=libaio\niodepth=16\niodepth_batch_submit=4\n"}) {
+    absl::StatusOr<fio::JobFile> jobs = fio::ParseJobText(
+        "test.fio", absl::StrCat("[j]\n", engine, "rw=randrw\nbs=4k\nnumjobs=2\ntime_based\nruntime=1\n"), ".");
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    sim::Simulator sim;
+    absl::StatusOr<viosim::FioRig> rig = viosim::FioRig::Make(sim, Stack(), *jobs, fio::WorkloadControl{});
+    ASSERT_TRUE(rig.ok()) << rig.status();
+    fio::Workload& w = *rig->workload;
+    ASSERT_TRUE(w.Start().ok());
+    sim.RunUntil(sim::Time::Millis(2));
+    w.ResetCounters();
+    sim.RunUntil(sim::Time::Millis(202));
+    const fio::Workload::WindowCounters& win = w.window();
+    const double ios = static_cast<double>(win.ios[0] + win.ios[1]);
+    ASSERT_GT(ios, 10000) << engine;
+    for (bool clat : {true, false}) {
+      const double completions_mean = (clat ? win.clat_ns : win.lat_ns) / ios;
+      const double little = w.WindowOpenArea(clat) / ios;
+      EXPECT_NEAR(little, completions_mean, 0.002 * completions_mean) << engine << (clat ? " clat" : " lat");
+    }
+    if (std::string(engine).find("libaio") != std::string::npos) {
+      EXPECT_GT(w.WindowOpenArea(false), w.WindowOpenArea(true)) << "lat includes the submission";
+    }
+  }
+}
+
 // A bandwidth-bound job is set by the device's transfer time alone: the
 // run at the next seed gives the same rate, and the JSON prints no
 // interval rather than the batches' tiny spread.
