@@ -3,45 +3,18 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "models/md/raid1_layout.h"
 
 namespace models {
 
-// A member bio (r1_bio->bios[disk]): a clone of the master for one mirror.
-struct Raid1::Bio {
-  R1Bio* r1 = nullptr;
-  int disk = 0;
-  bool write = false;
-  uint32_t bytes = 0;
-};
-
-// struct r1bio.
-struct Raid1::R1Bio {
-  BlockRequest* master = nullptr;
-  uint64_t sector = 0;
+// struct r1bio: md's common part and raid1's.
+struct Raid1::R1Bio : RBio {
   int sectors = 0;
-  int remaining = 0;  // atomic_t remaining (writes)
   int read_disk = -1;
   int idx = 0;  // sector_to_idx(sector), as allow_barrier recomputes it
-  std::array<Bio, kMirrors> bios;
-};
-
-// struct raid1_plug_cb: a blk_plug_cb and the member bios held back.
-struct Raid1::PlugCb {
-  std::array<Bio*, kMirrors> pending{};
-  int n = 0;
-};
-
-// struct blk_plug as this path uses it: md's one callback.
-struct Raid1::Plug {
-  PlugCb* cb = nullptr;
-};
-
-// current->bio_list while md_submit_bio runs.
-struct Raid1::BioList {
-  std::array<Bio*, kMirrors> bios{};
-  int n = 0;
 };
 
 int Raid1::SectorToIdx(uint64_t sector) {
@@ -53,25 +26,20 @@ int Raid1::SectorToIdx(uint64_t sector) {
 
 Raid1::Raid1(sim::Simulator& sim, const Raid1Costs& costs, const BrdCosts& brd, const Raid1Params& params,
              const LineCosts& lines, const LockHandoffCosts& wait_lock)
-    : sim_(&sim),
-      costs_(costs),
+    : MdArray(sim, costs, brd, raid1_layout::kR1conf, lines, wait_lock),
+      write_disks_(costs.write_disks.value),
       params_(params),
       line_costs_(lines),
-      wait_barrier_(sim, "&conf->wait_barrier", wait_lock, lines.handoff, costs.has_sleeper.value),
-      conf_wait_line_(sim, "r1conf[64-127]: wait_barrier, resync_lock, nr_pending/nr_waiting/nr_queued", lines),
-      conf_frozen_line_(sim, "r1conf[128-191]: barrier, array_frozen", lines),
-      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines.handoff),
-      device_lock_(sim, "&conf->device_lock", SpinlockKind::kQueued, lines.handoff),
-      mirrors_(sim, "mirrors[0..1]: rdev, head_position, next_seq_sect, seq_start", lines),
-      replacements_(sim, "mirrors[2..3]", lines) {
-  wait_barrier_.set_head(&conf_wait_line_, costs.wake_up_walk.value);
-  wait_barrier_.set_home_socket(params.home_socket);
-  resync_lock_.set_home_socket(params.home_socket);
-  device_lock_.set_home_socket(params.home_socket);
-  for (int i = 0; i < kMirrors; ++i) {
-    brds_[static_cast<size_t>(i)] = std::make_unique<Brd>(absl::StrCat("ram", i), brd);
-    rdev_pending_[static_cast<size_t>(i)] =
-        std::make_unique<CacheLine>(sim, absl::StrCat("rdev", i, "->nr_pending"), lines);
+      mirrors_lines_(sim, "mirrors", raid1_layout::kMirrors, lines),
+      conf_wait_line_(conf_lines_.Line("nr_pending")),
+      conf_frozen_line_(conf_lines_.Line("array_frozen")),
+      mirrors_(mirrors_lines_.Line("mirrors[0].rdev")),
+      replacements_(mirrors_lines_.Line("mirrors[2].rdev")) {
+  conf_lines_.Line("barrier");
+  for (int i = 0; i < kMirrors * 2; ++i) {
+    for (const char* f : {"rdev", "head_position", "next_seq_sect", "seq_start"}) {
+      if (i < kMirrors || f == std::string_view("rdev")) mirrors_lines_.Line(absl::StrCat("mirrors[", i, "].", f));
+    }
   }
 }
 
@@ -96,81 +64,19 @@ std::vector<const CacheLine*> Raid1::Touched(const LineArray& a) {
 }
 
 void Raid1::ResetStats() {
-  stats_ = Stats();
-  ++epoch_;
-  wait_barrier_.ResetStats();
-  resync_lock_.ResetStats();
-  device_lock_.ResetStats();
-  for (CacheLine* l : {&conf_wait_line_, &conf_frozen_line_, &mirrors_, &replacements_}) l->ResetStats();
-  for (auto& l : rdev_pending_) l->ResetStats();
+  MdArray::ResetStats();
+  for (CacheLine* l : mirrors_lines_.lines()) l->ResetStats();
   for (LineArray* a : {&nr_pending_, &barrier_}) {
     for (auto& l : *a) {
       if (l != nullptr) l->ResetStats();
     }
-  }
-  for (auto& b : brds_) b->ResetStats();
-}
-
-Raid1::R1Bio* Raid1::AllocR1Bio() {
-  if (r1_free_.empty()) {
-    r1_all_.push_back(std::make_unique<R1Bio>());
-    r1_free_.push_back(r1_all_.back().get());
-  }
-  R1Bio* r = r1_free_.back();
-  r1_free_.pop_back();
-  return r;
-}
-
-void Raid1::FreeR1Bio(R1Bio* r1) { r1_free_.push_back(r1); }
-
-// The syscall's kernel path, without preemption: blkdev_write_iter
-// (blk_start_plug ... blk_finish_plug around the write) or
-// blkdev_read_iter, into __blkdev_direct_IO_async and submit_bio().
-sim::Task Raid1::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
-  (void)last;  // every bio is completed before the next one is submitted
-  cpu.PreemptDisable();
-  Plug plug;
-  const sim::Time t = costs_.dio_submit.value + (rq.write ? costs_.plug.value : sim::Time::Zero());
-  stats_.dio += t;
-  co_await cpu.Run(t);
-  BioList bio_list;
-  co_await MdSubmitBio(cpu, rq, rq.write ? &plug : nullptr, bio_list);
-  for (int i = 0; i < bio_list.n; ++i) co_await SubmitBioNoacct(cpu, *bio_list.bios[static_cast<size_t>(i)]);
-  if (rq.write) co_await BlkFinishPlug(cpu, plug);
-  cpu.PreemptEnable();
-}
-
-sim::Task Raid1::Poll(Cpu& cpu, BlockRequest& rq) {
-  (void)cpu, (void)rq;
-  co_return;
-}
-
-// blk_finish_plug -> flush_plug_callbacks: md's callback, from_schedule =
-// false.
-sim::Task Raid1::BlkFinishPlug(Cpu& cpu, Plug& plug) {
-  if (plug.cb == nullptr) return sim::Task();
-  PlugCb* cb = plug.cb;
-  plug.cb = nullptr;
-  return Unplug(cpu, *cb, /*from_schedule=*/false);
-}
-
-// submit_bio_noacct() of a member bio: brd's submit_bio, whose bio_endio
-// runs the bio's end_io before returning.
-sim::Task Raid1::SubmitBioNoacct(Cpu& cpu, Bio& bio) {
-  Brd& brd = *brds_[static_cast<size_t>(bio.disk)];
-  stats_.brd += brd.Cost(bio.bytes);
-  co_await brd.SubmitBio(cpu, bio.bytes);
-  if (bio.write) {
-    co_await EndWriteRequest(cpu, bio);
-  } else {
-    co_await EndReadRequest(cpu, bio);
   }
 }
 
 // md_submit_bio -> md_handle_request -> raid1_make_request, with the
 // r1bio's allocation (alloc_r1bio, mempool_alloc) charged here.
 sim::Task Raid1::MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list) {
-  R1Bio& r1 = *AllocR1Bio();
+  R1Bio& r1 = *r1s_.Alloc();
   r1.master = &rq;
   r1.sector = rq.offset / 512;
   r1.sectors = static_cast<int>(rq.bytes / 512);
@@ -187,16 +93,14 @@ sim::Task Raid1::MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bi
 sim::Task Raid1::RaidEndBioIo(Cpu& cpu, R1Bio& r1) {
   BlockRequest& rq = *r1.master;
   const int idx = r1.idx;
-  stats_.md += costs_.end_bio_io.value;
-  stats_.dio += costs_.dio_complete.value;
-  co_await cpu.Run(costs_.end_bio_io.value + costs_.dio_complete.value);
+  co_await EndBioIo(cpu);
   co_await rq.sink->Complete(rq, cpu);
-  FreeR1Bio(&r1);
+  r1s_.Free(&r1);
   co_await AllowBarrier(cpu, idx);
 }
 
 // update_head_pos(): conf->mirrors[disk].head_position = sector + sectors.
-Raid1::MdAwaiter Raid1::UpdateHeadPos(Cpu& cpu, int disk, R1Bio& r1) {
+Raid1::MdAccess Raid1::UpdateHeadPos(Cpu& cpu, int disk, R1Bio& r1) {
   mirror_info_[static_cast<size_t>(disk)].head_position = r1.sector + static_cast<uint64_t>(r1.sectors);
   return Md(mirrors_.Write(cpu));
 }
@@ -204,8 +108,8 @@ Raid1::MdAwaiter Raid1::UpdateHeadPos(Cpu& cpu, int disk, R1Bio& r1) {
 // raid1_end_read_request(): update_head_pos(r1_bio->read_disk), then (the
 // read succeeded) raid_end_bio_io, then rdev_dec_pending.
 sim::Task Raid1::EndReadRequest(Cpu& cpu, Bio& bio) {
-  R1Bio& r1 = *bio.r1;
-  const int disk = bio.disk;
+  R1Bio& r1 = static_cast<R1Bio&>(*bio.r);
+  const int disk = bio.dev;
   co_await Md(cpu, costs_.end_request.value);
   co_await UpdateHeadPos(cpu, disk, r1);
   co_await RaidEndBioIo(cpu, r1);
@@ -223,8 +127,8 @@ sim::Task Raid1::R1BioWriteDone(Cpu& cpu, R1Bio& r1) {
 // update_head_pos), the bio's slot cleared, rdev_dec_pending, then
 // r1_bio_write_done.
 sim::Task Raid1::EndWriteRequest(Cpu& cpu, Bio& bio) {
-  R1Bio& r1 = *bio.r1;
-  const int disk = bio.disk;
+  R1Bio& r1 = static_cast<R1Bio&>(*bio.r);
+  const int disk = bio.dev;
   co_await Md(cpu, costs_.end_request.value);
   co_await UpdateHeadPos(cpu, disk, r1);
   co_await RdevDecPending(cpu, disk);
@@ -356,7 +260,7 @@ sim::Task Raid1::Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule) {
   ++stats_.unplugs;
   co_await FlushBioList(cpu, cb);
   co_await Md(cpu, costs_.plug_cb_free.value);
-  cb_free_.push_back(&cb);
+  FreePlugCb(cb);
 }
 
 // raid1_read_request(): wait_read_barrier, read_balance, the member bio
@@ -381,7 +285,7 @@ sim::Task Raid1::ReadRequest(Cpu& cpu, R1Bio& r1, BioList& bio_list) {
 // under conf->device_lock is not taken. REQUIRES: plug.
 sim::Task Raid1::WriteRequest(Cpu& cpu, R1Bio& r1, Plug* plug) {
   co_await WaitBarrier(cpu, r1.idx);
-  co_await Md(cpu, costs_.write_disks.value);
+  co_await Md(cpu, write_disks_);
   for (int i = 0; i < kMirrors * 2; ++i) {
     if (i >= kMirrors) {
       co_await Md(replacements_.Read(cpu));
@@ -426,40 +330,15 @@ sim::Task Raid1::MakeRequest(Cpu& cpu, R1Bio& r1, Plug* plug, BioList& bio_list)
 // spinlock (irqsave) whether or not anyone waits. With wake_up_barrier,
 // wq_has_sleeper first (smp_mb and the list head, no lock).
 sim::Task Raid1::WakeUpBarrier(Cpu& cpu) {
-  const sim::Time t0 = sim_->Now(), spin0 = cpu.TimeIn(CpuTime::kSpin);
-  const uint64_t epoch = epoch_;
   bool wake = true;
-  if (params_.wake_up_barrier) {
-    ++stats_.has_sleeper_checks;
-    wake = co_await wait_barrier_.HasSleeper(cpu);
-  }
-  if (wake) {
-    ++stats_.wake_up_locked;
-    co_await wait_barrier_.WakeUp(cpu, 1);
-  }
-  if (epoch == epoch_) stats_.md += (sim_->Now() - t0) - (cpu.TimeIn(CpuTime::kSpin) - spin0);
+  if (params_.wake_up_barrier) wake = co_await WqHasSleeper(cpu);
+  if (wake) co_await WakeUp(cpu);
 }
 
 // rdev_dec_pending(): atomic_dec_and_test(&rdev->nr_pending).
-Raid1::MdAwaiter Raid1::RdevDecPending(Cpu& cpu, int disk) {
+Raid1::MdAccess Raid1::RdevDecPending(Cpu& cpu, int disk) {
   --rdev_pending_count_[static_cast<size_t>(disk)];
   return Md(rdev_pending_[static_cast<size_t>(disk)]->AtomicRmw(cpu));
-}
-
-// blk_check_plugged(raid1_unplug, mddev, sizeof(struct raid1_plug_cb)):
-// kzalloc'd by the first call under this plug; its cost added to `*cost`.
-Raid1::PlugCb* Raid1::BlkCheckPlugged(Plug& plug, sim::Time* cost) {
-  if (plug.cb != nullptr) return plug.cb;
-  if (cb_free_.empty()) {
-    cb_all_.push_back(std::make_unique<PlugCb>());
-    cb_free_.push_back(cb_all_.back().get());
-  }
-  plug.cb = cb_free_.back();
-  cb_free_.pop_back();
-  plug.cb->n = 0;
-  ++stats_.plug_cbs;
-  *cost += costs_.plug_cb_alloc.value;
-  return plug.cb;
 }
 
 }  // namespace models

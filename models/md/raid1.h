@@ -1,7 +1,10 @@
 // md raid1 with two mirrors over two brd ramdisks, as of Linux 6.4
 // (drivers/md/raid1.c, raid1.h, raid1-10.c, md.c), under the direct-I/O
 // path of the array's block device file (block/fops.c) as fio's libaio
-// engine drives it: the same parts as models/md/raid10.h.
+// engine drives it: the same parts as models/md/raid10.h. What the two
+// share -- the direct I/O, the plug and its callback, submit_bio_noacct to
+// brd, the pools, conf->wait_barrier and its wake-ups, md's time -- is
+// md's (md_array.h); this is raid1's own part.
 //
 // Each kernel function on the path is one function, in raid1.c's order,
 // named after it, run by the submitting task on its CPU: brd completes
@@ -44,7 +47,8 @@
 //
 // Shared lines (CacheLine: an access pays the move of the line from the
 // CPU that wrote it last, by distance), from struct r1conf's layout
-// (docs/raid1.md gives the offsets and their sources):
+// (raid1_layout.h; docs/raid1.md gives the offsets and their sources); an
+// access names the field (StructLines):
 //   - the bucket arrays: conf->nr_pending and conf->barrier each point to a
 //     page of 1024 atomic_t (kcalloc(BARRIER_BUCKETS_NR), page-aligned);
 //     bucket idx = sector_to_idx(sector) = hash_long(sector >> 17, 10) is
@@ -72,77 +76,40 @@
 #define VIOSIM_MODELS_MD_RAID1_H_
 
 #include <array>
-#include <coroutine>
 #include <cstdint>
 #include <memory>
-#include <string_view>
 #include <vector>
 
 #include "models/block/block_stack.h"
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
 #include "models/md/brd.h"
-#include "models/md/raid1_layout.h"
+#include "models/md/md_array.h"
 #include "models/sync/cache_line.h"
 #include "models/sync/handoff_costs.h"
-#include "models/sync/spinlock.h"
-#include "models/sync/wait_queue.h"
+#include "models/sync/struct_layout.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
 #include "sim/time.h"
 
 namespace models {
 
-
-// CPU costs of the path, per call, without the shared lines' transfers
-// (charged by the lines themselves). The names match Raid10Costs where the
-// kernel work is the same kind.
-struct Raid1Costs {
-  // block/fops.c and fs/aio.c: the bio, the pinned page, submit_bio.
-  Param<sim::Time> dio_submit;
-  // blkdev_bio_end_io_async: the aio event, the page released, bio_put.
-  Param<sim::Time> dio_complete;
-  // blk_start_plug / blk_finish_plug around every write.
-  Param<sim::Time> plug;
-  // md_submit_bio, md_handle_request, raid1_make_request (md_write_start
-  // for writes), alloc_r1bio from conf->r1bio_pool.
-  Param<sim::Time> make_request;
-  // The barrier's own instructions beside its line accesses (the smp_mb
-  // of _wait_barrier, the tests).
-  Param<sim::Time> barrier_check;
-  // read_balance's own work over the four mirror slots.
-  Param<sim::Time> read_balance;
+// md's shared costs (MdCosts) and raid1's own.
+struct Raid1Costs : MdCosts {
   // raid1_write_request's two loops over the four mirror slots (flag
   // tests, bad-block checks, the clone's fields), beside the clones.
   Param<sim::Time> write_disks;
-  // bio_alloc_clone, per clone.
-  Param<sim::Time> bio_clone;
-  // blk_check_plugged's kzalloc of a raid1_plug_cb; its kfree.
-  Param<sim::Time> plug_cb_alloc;
-  Param<sim::Time> plug_cb_free;
-  // raid1_end_{read,write}_request's own work.
-  Param<sim::Time> end_request;
-  // raid_end_bio_io: call_bio_endio (bio_end_io_acct, bio_endio of the
-  // master), close_write for writes, free_r1bio.
-  Param<sim::Time> end_bio_io;
-  // wq_has_sleeper: smp_mb() and the list check (wake_up_barrier only).
-  Param<sim::Time> has_sleeper;
-  // __wake_up_common's walk of the list under the queue's lock.
-  Param<sim::Time> wake_up_walk;
 };
 
 struct Raid1Params {
   // Every wake_up(&conf->wait_barrier) of the fast path guarded by
   // wq_has_sleeper (the July 2023 patch; see the file comment).
   bool wake_up_barrier = false;
-  // The socket struct r1conf's memory (every line and lock word here) is
-  // on; -1: not modeled (HomedDistance).
-  int home_socket = -1;
 };
 
-class Raid1 final : public BlockStack {
+class Raid1 final : public MdArray {
  public:
-  static constexpr int kMirrors = 2;
+  static constexpr int kMirrors = kMembers;
   // BARRIER_BUCKETS_NR_BITS with 4 KiB pages (raid1.h), and
   // BARRIER_UNIT_SECTOR_BITS.
   static constexpr int kBucketBits = 10;
@@ -160,145 +127,73 @@ class Raid1 final : public BlockStack {
   // qspinlock.
   Raid1(sim::Simulator& sim, const Raid1Costs& costs, const BrdCosts& brd, const Raid1Params& params,
         const LineCosts& lines, const LockHandoffCosts& wait_lock);
-  Raid1(const Raid1&) = delete;
-  Raid1& operator=(const Raid1&) = delete;
   ~Raid1() override;
 
-  // The direct I/O of one request on /dev/md0 by the task running on
-  // `cpu`; it has completed (its sink was called) when this returns.
-  sim::Task Submit(Cpu& cpu, BlockRequest& rq, bool last) override;
-  sim::Task Poll(Cpu& cpu, BlockRequest& rq) override;
   void ResetStats() override;
 
   const Raid1Params& params() const { return params_; }
-  const WaitQueue& wait_barrier() const { return wait_barrier_; }
-  const Spinlock& resync_lock() const { return resync_lock_; }
-  const Spinlock& device_lock() const { return device_lock_; }
-  const Brd& brd(int i) const { return *brds_[static_cast<size_t>(i)]; }
 
   // The shared lines by field group, for reports and tests.
   // conf->nr_pending[]'s lines (of the 64 in its page) that were touched.
   std::vector<const CacheLine*> nr_pending_lines() const { return Touched(nr_pending_); }
   std::vector<const CacheLine*> barrier_lines() const { return Touched(barrier_); }
-  const CacheLine& conf_wait_line() const { return conf_wait_line_; }    // r1conf bytes 64-127
-  const CacheLine& conf_frozen_line() const { return conf_frozen_line_; }  // r1conf bytes 128-191
+  const CacheLine& conf_wait_line() const { return conf_wait_line_; }      // conf+64
+  const CacheLine& conf_frozen_line() const { return conf_frozen_line_; }  // conf+128
   const CacheLine& mirrors_line() const { return mirrors_; }               // mirrors[0..1]
   const CacheLine& replacements_line() const { return replacements_; }     // mirrors[2..3]
-  const CacheLine& rdev_pending(int i) const { return *rdev_pending_[static_cast<size_t>(i)]; }
-
-  struct Stats {
-    uint64_t reads = 0, writes = 0;
-    uint64_t plug_cbs = 0;             // raid1_plug_cb allocations
-    uint64_t unplugs = 0;              // raid1_unplug calls
-    uint64_t barrier_slow_paths = 0;   // _wait_barrier / wait_read_barrier past their fast path
-    uint64_t wake_up_locked = 0;       // wake_up(&conf->wait_barrier) calls (take the lock)
-    uint64_t allow_barrier_wake_ups = 0;  // of those, from _allow_barrier
-    uint64_t has_sleeper_checks = 0;   // wq_has_sleeper checks (wake_up_barrier)
-    sim::Time dio;  // direct I/O and aio above md
-    sim::Time md;   // md and raid1, shared lines included
-    sim::Time brd;  // brd_submit_bio
-  };
-  const Stats& stats() const { return stats_; }
 
  private:
-  struct Bio;
   struct R1Bio;
-  struct PlugCb;
-  struct Plug;
-  struct BioList;
   using LineArray = std::array<std::unique_ptr<CacheLine>, kLinesPerArray>;
   static std::vector<const CacheLine*> Touched(const LineArray& a);
 
-  // An access's awaiter (a line's, or a charge of CPU time) whose time is
-  // added to md's when it resumes.
-  template <class W>
-  struct MdAwaiterOf {
-    W work;
-    Raid1* raid;
-    sim::Time start;
-    uint64_t epoch = 0;
-    bool suspended = false;
-    bool await_ready() { return work.await_ready(); }
-    void await_suspend(std::coroutine_handle<> h) {
-      start = raid->sim_->Now();
-      epoch = raid->epoch_;
-      suspended = true;
-      work.await_suspend(h);
-    }
-    void await_resume() {
-      work.await_resume();
-      if (suspended && epoch == raid->epoch_) raid->stats_.md += raid->sim_->Now() - start;
-    }
-  };
-  using MdAwaiter = MdAwaiterOf<CacheLine::Access>;
-  MdAwaiterOf<Cpu::WorkAwaiter> Md(Cpu::WorkAwaiter w) { return {w, this, sim::Time::Zero()}; }
-  MdAwaiter Md(CacheLine::Access a) { return {a, this, sim::Time::Zero()}; }
-  MdAwaiterOf<Cpu::WorkAwaiter> Md(Cpu& cpu, sim::Time t) { return Md(cpu.Run(t)); }
-
-  // block/fops.c and block/blk-core.c (Submit is blkdev_{read,write}_iter).
-  sim::Task BlkFinishPlug(Cpu& cpu, Plug& plug);
-  sim::Task SubmitBioNoacct(Cpu& cpu, Bio& bio);
-  sim::Task MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list);
+  sim::Task MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list) override;
 
   // drivers/md/raid1.c, in its order.
   sim::Task RaidEndBioIo(Cpu& cpu, R1Bio& r1);
-  MdAwaiter UpdateHeadPos(Cpu& cpu, int disk, R1Bio& r1);
-  sim::Task EndReadRequest(Cpu& cpu, Bio& bio);
+  MdAccess UpdateHeadPos(Cpu& cpu, int disk, R1Bio& r1);
+  sim::Task EndReadRequest(Cpu& cpu, Bio& bio) override;
   sim::Task R1BioWriteDone(Cpu& cpu, R1Bio& r1);
-  sim::Task EndWriteRequest(Cpu& cpu, Bio& bio);
+  sim::Task EndWriteRequest(Cpu& cpu, Bio& bio) override;
   sim::Task ReadBalance(Cpu& cpu, R1Bio& r1);
   sim::Task FlushBioList(Cpu& cpu, PlugCb& cb);
   sim::Task WaitBarrierSlow(Cpu& cpu, int idx, bool read);  // the part under resync_lock
   sim::Task WaitBarrier(Cpu& cpu, int idx);                 // _wait_barrier
   sim::Task WaitReadBarrier(Cpu& cpu, int idx);
   sim::Task AllowBarrier(Cpu& cpu, int idx);                // _allow_barrier
-  sim::Task Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule);
+  sim::Task Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule) override;
   sim::Task ReadRequest(Cpu& cpu, R1Bio& r1, BioList& bio_list);
   sim::Task WriteRequest(Cpu& cpu, R1Bio& r1, Plug* plug);
   sim::Task MakeRequest(Cpu& cpu, R1Bio& r1, Plug* plug, BioList& bio_list);
   // wake_up(&conf->wait_barrier), or with wake_up_barrier its guarded form.
   sim::Task WakeUpBarrier(Cpu& cpu);
   // md.h: rdev_dec_pending's atomic_dec_and_test.
-  MdAwaiter RdevDecPending(Cpu& cpu, int disk);
-  PlugCb* BlkCheckPlugged(Plug& plug, sim::Time* cost);
+  MdAccess RdevDecPending(Cpu& cpu, int disk);
 
   CacheLine& BucketLine(LineArray& a, const char* array, int idx);
 
-  R1Bio* AllocR1Bio();
-  void FreeR1Bio(R1Bio* r1);
-
-  sim::Simulator* sim_;
-  Raid1Costs costs_;
+  sim::Time write_disks_;  // Raid1Costs::write_disks
   Raid1Params params_;
   LineCosts line_costs_;
-  std::array<std::unique_ptr<Brd>, kMirrors> brds_;
-  // struct r1conf and what it points to.
-  WaitQueue wait_barrier_;
-  CacheLine conf_wait_line_;
-  CacheLine conf_frozen_line_;
-  Spinlock resync_lock_;
-  Spinlock device_lock_;
+  // struct r1conf's lines (md's conf_lines_), conf->mirrors, and what the
+  // path decides on.
+  StructLines mirrors_lines_;
+  CacheLine& conf_wait_line_;    // the nr_pending / nr_waiting / nr_queued pointers, wait_barrier, resync_lock
+  CacheLine& conf_frozen_line_;  // the barrier pointer, array_frozen
+  CacheLine& mirrors_;           // mirrors[0..1]
+  CacheLine& replacements_;      // mirrors[2..3]
   int array_frozen_ = 0;
   LineArray nr_pending_;
   LineArray barrier_;
   std::array<int64_t, 1 << kBucketBits> nr_pending_count_{};
   std::array<int64_t, 1 << kBucketBits> barrier_count_{};
-  CacheLine mirrors_;
-  CacheLine replacements_;
   struct MirrorInfo {
     uint64_t head_position = 0;
     uint64_t next_seq_sect = 0;
     uint64_t seq_start = 0;
   };
   std::array<MirrorInfo, kMirrors> mirror_info_{};
-  std::array<std::unique_ptr<CacheLine>, kMirrors> rdev_pending_;
-  std::array<int64_t, kMirrors> rdev_pending_count_{};
-  std::vector<std::unique_ptr<R1Bio>> r1_all_;
-  std::vector<R1Bio*> r1_free_;
-  std::vector<std::unique_ptr<PlugCb>> cb_all_;
-  std::vector<PlugCb*> cb_free_;
-  Stats stats_;
-  uint64_t epoch_ = 0;
+  MdPool<R1Bio> r1s_;  // conf->r1bio_pool
 };
 
 }  // namespace models

@@ -10,51 +10,17 @@
 
 namespace models {
 
-// A member bio (r10_bio->devs[slot].bio): a clone of the master for one
-// mirror.
-struct Raid10::Bio {
-  R10Bio* r10 = nullptr;
-  int dev = 0;  // the mirror (and brd) it goes to; near-2: slot == dev
-  bool write = false;
+// struct r10bio: md's common part and raid10's.
+struct Raid10::R10Bio : RBio {
   uint32_t bytes = 0;
-};
-
-// struct r10bio.
-struct Raid10::R10Bio {
-  BlockRequest* master = nullptr;
-  uint64_t sector = 0;
-  uint32_t bytes = 0;
-  int remaining = 0;  // atomic_t remaining (writes)
   int read_slot = -1;
-  std::array<Bio, kCopies> devs;
-};
-
-// struct raid10_plug_cb: a blk_plug_cb and the member bios held back until
-// the unplug.
-struct Raid10::PlugCb {
-  std::array<Bio*, kCopies> pending{};
-  int n = 0;
-};
-
-// struct blk_plug as this path uses it: its cb_list holds at most md's one
-// callback.
-struct Raid10::Plug {
-  PlugCb* cb = nullptr;
-};
-
-// current->bio_list while md_submit_bio runs: bios submitted from inside it
-// wait there until it returns (__submit_bio_noacct).
-struct Raid10::BioList {
-  std::array<Bio*, kCopies> bios{};
-  int n = 0;
 };
 
 Raid10::Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& brd, const Raid10Params& params,
                const LineCosts& lines, const LockHandoffCosts& wait_lock)
-    : sim_(&sim),
-      costs_(costs),
+    : MdArray(sim, costs, brd, raid10_layout::kR10conf, lines, wait_lock),
+      find_phys_(costs.find_phys.value),
       params_(params),
-      conf_lines_(sim, "conf", raid10_layout::kR10conf, lines),
       mirrors_lines_(sim, "mirrors", raid10_layout::kMirrors, lines),
       resync_seq_(conf_lines_.Line("resync_lock.seqcount")),
       nr_pending_(conf_lines_.Line("nr_pending")),
@@ -62,22 +28,11 @@ Raid10::Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& br
       freeze_line_(conf_lines_.Line("array_freeze_pending")),
       wait_head_(conf_lines_.Line("wait_barrier.head")),
       pending_line_(conf_lines_.Line("pending_bio_list")),
-      wait_barrier_(sim, "&conf->wait_barrier", wait_lock, lines.handoff, costs.has_sleeper.value),
-      resync_lock_(sim, "&conf->resync_lock", SpinlockKind::kQueued, lines.handoff),
-      device_lock_(sim, "&conf->device_lock", SpinlockKind::kQueued, lines.handoff),
       thread_(sim, "md0_raid10", lines.handoff, costs.md_thread_run.value, [this](Task& t) { return Raid10d(t); }) {
-  conf_lines_.Line("wait_barrier.lock");
-  wait_barrier_.set_head(&wait_head_, costs.wake_up_walk.value);
-  wait_barrier_.set_home_socket(lines.home_socket);
-  resync_lock_.set_home_socket(lines.home_socket);
-  device_lock_.set_home_socket(lines.home_socket);
   for (int i = 0; i < kCopies; ++i) {
     const auto u = static_cast<size_t>(i);
-    brds_[u] = std::make_unique<Brd>(absl::StrCat("ram", i), brd);
     mirrors_lines_.Line(absl::StrCat("mirrors[", i, "].head_position"));
     mirror_[u] = &mirrors_lines_.Line(absl::StrCat("mirrors[", i, "].rdev"));
-    rdev_lines_[u] = std::make_unique<StructLines>(sim, absl::StrCat("rdev", i), raid10_layout::kMdRdev, lines);
-    rdev_pending_[u] = &rdev_lines_[u]->Line("nr_pending");
   }
   hot_ = {&nr_pending_, &wait_head_, mirror_[0], rdev_pending_[0], rdev_pending_[1]};
 }
@@ -85,93 +40,9 @@ Raid10::Raid10(sim::Simulator& sim, const Raid10Costs& costs, const BrdCosts& br
 Raid10::~Raid10() = default;
 
 void Raid10::ResetStats() {
-  stats_ = Stats();
-  ++epoch_;
-  wait_barrier_.ResetStats();
-  resync_lock_.ResetStats();
-  device_lock_.ResetStats();
+  MdArray::ResetStats();
   thread_.ResetStats();
-  for (CacheLine* l : conf_lines_.lines()) l->ResetStats();
   for (CacheLine* l : mirrors_lines_.lines()) l->ResetStats();
-  for (auto& r : rdev_lines_) {
-    for (CacheLine* l : r->lines()) l->ResetStats();
-  }
-  for (auto& b : brds_) b->ResetStats();
-}
-
-Raid10::R10Bio* Raid10::AllocR10Bio() {
-  if (r10_free_.empty()) {
-    r10_all_.push_back(std::make_unique<R10Bio>());
-    r10_free_.push_back(r10_all_.back().get());
-  }
-  R10Bio* r = r10_free_.back();
-  r10_free_.pop_back();
-  return r;
-}
-
-void Raid10::FreeR10Bio(R10Bio* r10) { r10_free_.push_back(r10); }
-
-void Raid10::AddMd(sim::Time since, sim::Time spin_since, const Cpu& cpu, uint64_t epoch) {
-  if (epoch != epoch_) return;  // the counters were reset meanwhile
-  stats_.md += (sim_->Now() - since) - (cpu.TimeIn(CpuTime::kSpin) - spin_since);
-}
-
-// The syscall's kernel path, run without preemption: blkdev_write_iter
-// (blk_start_plug ... blk_finish_plug around the write) or
-// blkdev_read_iter, into __blkdev_direct_IO_async and submit_bio().
-sim::Task Raid10::Submit(Cpu& cpu, BlockRequest& rq, bool last) {
-  (void)last;  // every bio is completed before the next one is submitted
-  return DirectIo(cpu, rq, /*from_schedule=*/false);
-}
-
-// Submit's path (reads too: they open no plug), with a write's plug
-// flushed by blk_finish_plug or, when `from_schedule`, as sched_submit_work
-// flushes the plug of a task going to sleep (blk_flush_plug(plug, true)).
-sim::Task Raid10::DirectIo(Cpu& cpu, BlockRequest& rq, bool from_schedule) {
-  cpu.PreemptDisable();
-  Plug plug;
-  const sim::Time t = costs_.dio_submit.value + (rq.write ? costs_.plug.value : sim::Time::Zero());
-  stats_.dio += t;
-  co_await cpu.Run(t);
-  // submit_bio -> __submit_bio_noacct: md_submit_bio runs with
-  // current->bio_list set; what it submits runs after it returns.
-  BioList bio_list;
-  co_await MdSubmitBio(cpu, rq, rq.write ? &plug : nullptr, bio_list);
-  for (int i = 0; i < bio_list.n; ++i) co_await SubmitBioNoacct(cpu, *bio_list.bios[static_cast<size_t>(i)]);
-  if (rq.write && from_schedule && plug.cb != nullptr) {
-    PlugCb* cb = plug.cb;
-    plug.cb = nullptr;
-    co_await Unplug(cpu, *cb, /*from_schedule=*/true);
-  }
-  if (rq.write) co_await BlkFinishPlug(cpu, plug);
-  cpu.PreemptEnable();
-}
-
-sim::Task Raid10::Poll(Cpu& cpu, BlockRequest& rq) {
-  (void)cpu, (void)rq;
-  co_return;
-}
-
-// blk_finish_plug -> flush_plug_callbacks: each callback is taken off the
-// plug and called with from_schedule = false.
-sim::Task Raid10::BlkFinishPlug(Cpu& cpu, Plug& plug) {
-  if (plug.cb == nullptr) return sim::Task();
-  PlugCb* cb = plug.cb;
-  plug.cb = nullptr;
-  return Unplug(cpu, *cb, /*from_schedule=*/false);
-}
-
-// submit_bio_noacct() of a member bio outside md_submit_bio: brd's
-// submit_bio, whose bio_endio runs the bio's end_io before returning.
-sim::Task Raid10::SubmitBioNoacct(Cpu& cpu, Bio& bio) {
-  Brd& brd = *brds_[static_cast<size_t>(bio.dev)];
-  stats_.brd += brd.Cost(bio.bytes);
-  co_await brd.SubmitBio(cpu, bio.bytes);
-  if (bio.write) {
-    co_await EndWriteRequest(cpu, bio);
-  } else {
-    co_await EndReadRequest(cpu, bio);
-  }
 }
 
 // md_submit_bio -> md_handle_request -> raid10_make_request (md_write_start
@@ -179,7 +50,7 @@ sim::Task Raid10::SubmitBioNoacct(Cpu& cpu, Bio& bio) {
 // read or write path; raid10_make_request ends with wake_up_barrier(conf)
 // ("in case raid10d snuck in to freeze_array", since 0c0be98bbe67).
 sim::Task Raid10::MdSubmitBio(Cpu& cpu, BlockRequest& rq, Plug* plug, BioList& bio_list) {
-  R10Bio& r10 = *AllocR10Bio();
+  R10Bio& r10 = *r10s_.Alloc();
   r10.master = &rq;
   r10.sector = rq.offset / 512;
   r10.bytes = rq.bytes;
@@ -203,7 +74,7 @@ sim::Task Raid10::ReadRequest(Cpu& cpu, R10Bio& r10, BioList& bio_list) {
   co_await WaitBarrier(cpu);
   co_await ReadBalance(cpu, r10);
   co_await Md(cpu, costs_.bio_clone.value * 2);
-  Bio& b = r10.devs[static_cast<size_t>(r10.read_slot)];
+  Bio& b = r10.bios[static_cast<size_t>(r10.read_slot)];
   b = Bio{&r10, r10.read_slot, /*write=*/false, r10.bytes};
   bio_list.bios[static_cast<size_t>(bio_list.n++)] = &b;
 }
@@ -232,6 +103,7 @@ sim::Task Raid10::WaitBarrierNolock(Cpu& cpu, bool* through) {
 // The rest of wait_barrier(), when wait_barrier_nolock() did not get
 // through: the slow path under conf->resync_lock.
 sim::Task Raid10::WaitBarrierSlow(Cpu& cpu) {
+  ++stats_.barrier_slow_paths;
   // write_seqlock_irq(&conf->resync_lock): with a barrier raised the task
   // would sleep on conf->wait_barrier here until it drops; nothing in this
   // model raises one (no resync, recovery or freeze_array).
@@ -253,27 +125,10 @@ sim::Task Raid10::AllowBarrier(Cpu& cpu) {
     co_await Read(freeze_line_, cpu);
     wake = array_freeze_pending_ != 0;
   }
-  if (wake && co_await WqHasSleeper(cpu)) co_await WakeUp(cpu);  // wake_up_barrier(conf)
-}
-
-// wake_up_barrier(conf) is `if (wq_has_sleeper(&conf->wait_barrier))
-// wake_up(&conf->wait_barrier);`, written so at each caller. This is its
-// wq_has_sleeper -- smp_mb() and the list check, no lock -- resuming with
-// whether someone waits; its time is md's.
-Raid10::HasSleeperAwaiter Raid10::WqHasSleeper(Cpu& cpu) {
-  ++stats_.has_sleeper_checks;
-  return HasSleeperAwaiter{this, &cpu, sim_->Now(), cpu.TimeIn(CpuTime::kSpin), epoch_,
-                           wait_barrier_.HasSleeper(cpu)};
-}
-
-// wake_up(&conf->wait_barrier): __wake_up -> __wake_up_common_lock, which
-// takes the queue's spinlock (irqsave) whether or not anyone waits.
-sim::Task Raid10::WakeUp(Cpu& cpu) {
-  ++stats_.wake_up_locked;
-  const sim::Time t0 = sim_->Now(), spin0 = cpu.TimeIn(CpuTime::kSpin);
-  const uint64_t epoch = epoch_;
-  co_await wait_barrier_.WakeUp(cpu, 1);
-  AddMd(t0, spin0, cpu, epoch);
+  if (wake && co_await WqHasSleeper(cpu)) {  // wake_up_barrier(conf)
+    ++stats_.allow_barrier_wake_ups;
+    co_await WakeUp(cpu);
+  }
 }
 
 // read_balance(), near copies on non-rotational members: for each copy,
@@ -320,7 +175,7 @@ sim::Task Raid10::WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug) {
     ++rdev_pending_count_[u];
     co_await Rmw(*rdev_pending_[u], cpu);
   }
-  co_await Md(cpu, costs_.find_phys.value + costs_.bio_clone.value);
+  co_await Md(cpu, find_phys_ + costs_.bio_clone.value);
   r10.remaining = 1;
   for (int i = 0; i < kCopies; ++i) co_await WriteOneDisk(cpu, r10, i, plug);
   co_await OneWriteDone(cpu, r10);
@@ -331,8 +186,8 @@ sim::Task Raid10::WriteRequest(Cpu& cpu, R10Bio& r10, Plug* plug) {
 // write here runs under blkdev_write_iter's plug, so the branch without a
 // plug (conf->pending_bio_list under conf->device_lock, for raid10d) is
 // not taken. REQUIRES: plug.
-Cpu::WorkAwaiter Raid10::WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug) {
-  Bio& b = r10.devs[static_cast<size_t>(slot)];
+Raid10::MdAwaiterOf<Cpu::WorkAwaiter> Raid10::WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plug) {
+  Bio& b = r10.bios[static_cast<size_t>(slot)];
   b = Bio{&r10, slot, /*write=*/true, r10.bytes};
   ++r10.remaining;
   sim::Time t = costs_.bio_clone.value;
@@ -341,23 +196,6 @@ Cpu::WorkAwaiter Raid10::WriteOneDisk(Cpu& cpu, R10Bio& r10, int slot, Plug* plu
   // no other CPU sees the list.
   cb.pending[static_cast<size_t>(cb.n++)] = &b;
   return Md(cpu, t);
-}
-
-// blk_check_plugged(raid10_unplug, mddev, size): md's callback on the
-// plug, kzalloc'd by the first call under this plug. Its cost is added to
-// `*cost`.
-Raid10::PlugCb* Raid10::BlkCheckPlugged(Plug& plug, sim::Time* cost) {
-  if (plug.cb != nullptr) return plug.cb;
-  if (cb_free_.empty()) {
-    cb_all_.push_back(std::make_unique<PlugCb>());
-    cb_free_.push_back(cb_all_.back().get());
-  }
-  plug.cb = cb_free_.back();
-  cb_free_.pop_back();
-  plug.cb->n = 0;
-  ++stats_.plug_cbs;
-  *cost += costs_.plug_cb_alloc.value;
-  return plug.cb;
 }
 
 // raid10_unplug(cb, from_schedule). From schedule (or with
@@ -379,13 +217,13 @@ sim::Task Raid10::Unplug(Cpu& cpu, PlugCb& cb, bool from_schedule) {
     co_await UnplugWakeUp(cpu);
     co_await thread_.Wakeup(cpu);  // md_wakeup_thread(mddev->thread)
     co_await Md(cpu, costs_.plug_cb_free.value);
-    cb_free_.push_back(&cb);
+    FreePlugCb(cb);
     co_return;
   }
   co_await UnplugWakeUp(cpu);
   for (int i = 0; i < pending.n; ++i) co_await SubmitBioNoacct(cpu, *pending.pending[static_cast<size_t>(i)]);
   co_await Md(cpu, costs_.plug_cb_free.value);
-  cb_free_.push_back(&cb);
+  FreePlugCb(cb);
 }
 
 // Both of raid10_unplug's branches wake conf->wait_barrier the same way:
@@ -438,8 +276,8 @@ sim::Task Raid10::FlushPendingWrites(Task& t) {
 // update_head_pos(): conf->mirrors[dev].head_position = addr + sectors;
 // then `then` of the caller's work.
 Raid10::MdAccess Raid10::UpdateHeadPos(Cpu& cpu, const Bio& bio, sim::Time then) {
-  head_position_[static_cast<size_t>(bio.dev)] = bio.r10->sector + bio.bytes / 512;
-  return MdAccess{this, mirror_[static_cast<size_t>(bio.dev)]->Write(cpu, then), sim_->Now(), epoch_};
+  head_position_[static_cast<size_t>(bio.dev)] = bio.r->sector + bio.bytes / 512;
+  return Write(*mirror_[static_cast<size_t>(bio.dev)], cpu, then);
 }
 
 // rdev_dec_pending(): atomic_dec_and_test(&rdev->nr_pending) (the Faulty
@@ -454,7 +292,7 @@ Raid10::MdAccess Raid10::RdevDecPending(Cpu& cpu, int dev) {
 sim::Task Raid10::EndReadRequest(Cpu& cpu, Bio& bio) {
   const int dev = bio.dev;
   co_await UpdateHeadPos(cpu, bio, costs_.end_request.value);
-  co_await RaidEndBioIo(cpu, *bio.r10);
+  co_await RaidEndBioIo(cpu, static_cast<R10Bio&>(*bio.r));
   co_await RdevDecPending(cpu, dev);
 }
 
@@ -463,7 +301,7 @@ sim::Task Raid10::EndReadRequest(Cpu& cpu, Bio& bio) {
 sim::Task Raid10::EndWriteRequest(Cpu& cpu, Bio& bio) {
   const int dev = bio.dev;
   co_await UpdateHeadPos(cpu, bio, costs_.end_request.value);
-  co_await OneWriteDone(cpu, *bio.r10);
+  co_await OneWriteDone(cpu, static_cast<R10Bio&>(*bio.r));
   co_await RdevDecPending(cpu, dev);
 }
 
@@ -479,12 +317,10 @@ sim::Task Raid10::OneWriteDone(Cpu& cpu, R10Bio& r10) {
 // then allow_barrier and free_r10bio.
 sim::Task Raid10::RaidEndBioIo(Cpu& cpu, R10Bio& r10) {
   BlockRequest& rq = *r10.master;
-  stats_.md += costs_.end_bio_io.value;
-  stats_.dio += costs_.dio_complete.value;
-  co_await cpu.Run(costs_.end_bio_io.value + costs_.dio_complete.value);
+  co_await EndBioIo(cpu);
   co_await rq.sink->Complete(rq, cpu);
   co_await AllowBarrier(cpu);
-  FreeR10Bio(&r10);
+  r10s_.Free(&r10);
 }
 
 }  // namespace models

@@ -45,6 +45,28 @@ inline constexpr FieldLayout kRaid1InfoFields[] = {
 inline constexpr StructLayout kRaid1Info{"struct raid1_info", "drivers/md/raid1.h, Linux 6.4", 128, kRaid1InfoFields};
 inline constexpr int kRaid1InfoSize = 32;
 
+// conf->mirrors: kzalloc(raid_disks * 2 * sizeof(struct raid1_info)) with
+// two disks, the second half for replacements: 128 bytes from kmalloc-128.
+inline constexpr FieldLayout kMirrorsFields[] = {
+    {"mirrors[0].rdev", 0, 8},
+    {"mirrors[0].head_position", 8, 8},
+    {"mirrors[0].next_seq_sect", 16, 8},
+    {"mirrors[0].seq_start", 24, 8},
+    {"mirrors[1].rdev", 32, 8},
+    {"mirrors[1].head_position", 40, 8},
+    {"mirrors[1].next_seq_sect", 48, 8},
+    {"mirrors[1].seq_start", 56, 8},
+    {"mirrors[2].rdev", 64, 8},
+    {"mirrors[2].head_position", 72, 8},
+    {"mirrors[2].next_seq_sect", 80, 8},
+    {"mirrors[2].seq_start", 88, 8},
+    {"mirrors[3].rdev", 96, 8},
+    {"mirrors[3].head_position", 104, 8},
+    {"mirrors[3].next_seq_sect", 112, 8},
+    {"mirrors[3].seq_start", 120, 8},
+};
+inline constexpr StructLayout kMirrors{"struct raid1_info[4]", "drivers/md/raid1.h, Linux 6.4", 128, kMirrorsFields};
+
 // Each member's struct md_rdev (md's, shared with raid10).
 using md_layout::kMdRdev;
 
@@ -53,6 +75,11 @@ static_assert(kR1conf.LineOfField("wait_barrier.lock") == 1 && kR1conf.LineOfFie
               kR1conf.LineOfField("nr_pending") == 1 && kR1conf.LineOfField("resync_lock") == 1);
 static_assert(kR1conf.LineOfField("barrier") == 2 && kR1conf.LineOfField("array_frozen") == 2);
 static_assert(2 * kRaid1InfoSize == static_cast<int>(kCacheLineBytes));  // mirrors[0..1] on one line, [2..3] on the next
+// Each entry of the array is a struct raid1_info.
+static_assert(kMirrors.OffsetOf("mirrors[3].seq_start") == 3 * kRaid1InfoSize + kRaid1Info.OffsetOf("seq_start") &&
+              kMirrors.OffsetOf("mirrors[2].head_position") ==
+                  2 * kRaid1InfoSize + kRaid1Info.OffsetOf("head_position"));
+static_assert(kMirrors.LineOfField("mirrors[1].seq_start") == 0 && kMirrors.LineOfField("mirrors[2].rdev") == 1);
 
 }  // namespace models::raid1_layout
 

@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "models/md/raid1.h"
 #include "models/sync/handoff_costs.h"
-#include "scenarios/stacks/md_lines.h"
+#include "scenarios/stacks/md_stack.h"
 #include "scenarios/stacks/parts.h"
 
 namespace viosim::stacks {
@@ -47,35 +47,14 @@ class Raid1Stack final : public BuiltStack {
   }
 
   std::vector<sim::RatioMetric> Metrics() override {
-    auto ios = [this] { return static_cast<double>(raid_.stats().reads + raid_.stats().writes); };
-    auto cpu_s = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
-    const models::LockStat& wq = raid_.wait_barrier().lock().stat();
-    std::vector<sim::RatioMetric> m = {
-        {"wait_barrier_lock_per_io", [&wq] { return static_cast<double>(wq.acquisitions); }, ios, 1},
-        {"wait_barrier_contention_pct", [&wq] { return static_cast<double>(wq.contentions); },
-         [&wq] { return static_cast<double>(wq.acquisitions); }, 100},
-        {"wait_barrier_wait_us_per_io", [&wq] { return wq.wait.sum(); }, ios, 1e-6},
-        {"xfer_per_io_wait_barrier_lock",
-         [this, &wq] { return lock_word_transfers_ * static_cast<double>(wq.contentions); }, ios, 1},
-    };
+    auto ios = [this] { return MdIos(raid_); };
+    std::vector<sim::RatioMetric> m = WaitBarrierMetrics(raid_, lock_word_transfers_);
     for (size_t i = 0; i < std::size(kLineNames); ++i) {
       m.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), [this, i] { return Transfers(i); }, ios, 1});
     }
     m.push_back({"barrier_slow_paths_per_io",
                  [this] { return static_cast<double>(raid_.stats().barrier_slow_paths); }, ios, 1});
-    auto s = [](sim::Time t) { return t.ToSeconds(); };
-    m.push_back({"md_cpu_pct", [this, s] { return s(raid_.stats().md); }, cpu_s, 100});
-    m.push_back({"brd_cpu_pct", [this, s] { return s(raid_.stats().brd); }, cpu_s, 100});
-    m.push_back({"dio_cpu_pct", [this, s] { return s(raid_.stats().dio); }, cpu_s, 100});
-    m.push_back({"spin_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kSpin); }, cpu_s, 100});
-    m.push_back({"fio_user_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kUser); }, cpu_s, 100});
-    m.push_back({"other_sys_cpu_pct",
-                 [this, s] {
-                   const models::Raid1::Stats& st = raid_.stats();
-                   return machine_->TimeInS(models::CpuTime::kSystem) - s(st.md) - s(st.dio) - s(st.brd);
-                 },
-                 cpu_s, 100});
-    m.push_back({"idle_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kIdle); }, cpu_s, 100});
+    for (sim::RatioMetric& r : CpuSplitMetrics(*machine_, raid_)) m.push_back(std::move(r));
     return m;
   }
 
@@ -124,58 +103,27 @@ class Raid1Stack final : public BuiltStack {
 };
 
 std::vector<std::string> Names() {
-  std::vector<std::string> n = {"wait_barrier_lock_per_io", "wait_barrier_contention_pct",
-                                "wait_barrier_wait_us_per_io", "xfer_per_io_wait_barrier_lock"};
+  std::vector<std::string> n = WaitBarrierMetricNames();
   for (const char* l : kLineNames) n.push_back(absl::StrCat("xfer_per_io_", l));
-  for (const char* c : {"barrier_slow_paths_per_io", "md_cpu_pct", "brd_cpu_pct", "dio_cpu_pct", "spin_cpu_pct",
-                        "fio_user_cpu_pct", "other_sys_cpu_pct", "idle_cpu_pct"}) {
-    n.push_back(c);
-  }
+  n.push_back("barrier_slow_paths_per_io");
+  for (std::string& c : CpuSplitMetricNames()) n.push_back(std::move(c));
   return n;
 }
 
 absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   (void)host;
   const Params r = s["stack"]["raid1"];
-  models::Raid1Costs c;
-  models::BrdCosts b;
-  const CostSlot fields[] = {
-      {"dio_submit", &c.dio_submit},
-      {"dio_complete", &c.dio_complete},
-      {"plug", &c.plug},
-      {"make_request", &c.make_request},
-      {"barrier_check", &c.barrier_check},
-      {"read_balance", &c.read_balance},
-      {"write_disks", &c.write_disks},
-      {"bio_clone", &c.bio_clone},
-      {"plug_cb_alloc", &c.plug_cb_alloc},
-      {"plug_cb_free", &c.plug_cb_free},
-      {"end_request", &c.end_request},
-      {"end_bio_io", &c.end_bio_io},
-      {"wake_up_walk", &c.wake_up_walk},
-      {"brd_submit_bio", &b.submit_bio},
-      {"brd_lookup_page", &b.lookup_page},
-      {"brd_copy_page", &b.copy_page},
-  };
-  if (absl::Status st = RequiredCosts(r, fields); !st.ok()) return st;
-  if (!r.Has("lock_word_transfers")) {
-    return absl::InvalidArgumentError("field 'stack.raid1.lock_word_transfers' is required");
-  }
-  const double transfers = r.Real("lock_word_transfers");
-  const int home_socket = static_cast<int>(r.Int("home_socket"));
-  absl::StatusOr<MdLineCosts> lines = MdLines(s, home_socket, transfers);
-  if (!lines.ok()) return lines.status();
   models::Raid1Params params;
   absl::StatusOr<bool> if_sleeper = PatchedPlacement(r, "wake_up", {UNDER_LOCK, IF_SLEEPER});
   if (!if_sleeper.ok()) return if_sleeper.status();
   params.wake_up_barrier = *if_sleeper;
-  if (*if_sleeper) {  // wq_has_sleeper() is called on the fix's fast paths only
-    absl::StatusOr<models::Param<sim::Time>> t = r.RequiredCost("has_sleeper");
-    if (!t.ok()) return t.status();
-    c.has_sleeper = *t;
-  }
-  params.home_socket = home_socket;
-  return std::make_unique<Raid1Stack>(m, c, b, params, lines->lines, lines->wait_lock, transfers);
+  models::Raid1Costs c;
+  const CostSlot own[] = {{"write_disks", &c.write_disks}};
+  // wq_has_sleeper() is called on the fix's fast paths only.
+  absl::StatusOr<MdStackInputs> in = ReadMdStack(s, "raid1", &c, own, /*has_sleeper=*/*if_sleeper);
+  if (!in.ok()) return in.status();
+  return std::make_unique<Raid1Stack>(m, c, in->brd, params, in->lines.lines, in->lines.wait_lock,
+                                      in->lock_word_transfers);
 }
 
 }  // namespace

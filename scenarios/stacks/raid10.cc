@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "models/md/raid10.h"
 #include "models/sync/handoff_costs.h"
-#include "scenarios/stacks/md_lines.h"
+#include "scenarios/stacks/md_stack.h"
 #include "scenarios/stacks/parts.h"
 
 namespace viosim::stacks {
@@ -38,20 +38,9 @@ class Raid10Stack final : public BuiltStack {
   models::BlockStack& block() override { return raid_; }
 
   std::vector<sim::RatioMetric> Metrics() override {
-    auto ios = [this] { return static_cast<double>(raid_.stats().reads + raid_.stats().writes); };
+    auto ios = [this] { return MdIos(raid_); };
     auto writes = [this] { return static_cast<double>(raid_.stats().writes); };
-    auto cpu_s = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
-    const models::LockStat& wq = raid_.wait_barrier().lock().stat();
-    std::vector<sim::RatioMetric> m = {
-        {"wait_barrier_lock_per_io", [&wq] { return static_cast<double>(wq.acquisitions); }, ios, 1},
-        {"wait_barrier_contention_pct", [&wq] { return static_cast<double>(wq.contentions); },
-         [&wq] { return static_cast<double>(wq.acquisitions); }, 100},
-        {"wait_barrier_wait_us_per_io", [&wq] { return wq.wait.sum(); }, ios, 1e-6},
-        // The lock word moves lock_word_transfers times per contended
-        // hand-off.
-        {"xfer_per_io_wait_barrier_lock",
-         [this, &wq] { return lock_word_transfers_ * static_cast<double>(wq.contentions); }, ios, 1},
-    };
+    std::vector<sim::RatioMetric> m = WaitBarrierMetrics(raid_, lock_word_transfers_);
     // Per hot line: transactions per I/O, their mean wait for the line
     // (ns), the line's utilisation (% of the window serving one).
     const std::array<models::CacheLine*, models::Raid10::kHotLines> lines = raid_.lines();
@@ -71,23 +60,7 @@ class Raid10Stack final : public BuiltStack {
                  [this] { return static_cast<double>(raid_.stats().unplugs_from_schedule); }, writes, 1});
     m.push_back({"raid10d_flushes_per_write", [this] { return static_cast<double>(raid_.stats().flushes); }, writes,
                  1});
-    // Where the CPUs' time goes: counted by the path as it charges it
-    // (md, brd, direct I/O), and from the CPUs' own accounting (spinning,
-    // fio's user time, the rest of system time: syscall entry and exit,
-    // aio's per-iocb and per-event work, context switches; idle).
-    auto s = [](sim::Time t) { return t.ToSeconds(); };
-    m.push_back({"md_cpu_pct", [this, s] { return s(raid_.stats().md); }, cpu_s, 100});
-    m.push_back({"brd_cpu_pct", [this, s] { return s(raid_.stats().brd); }, cpu_s, 100});
-    m.push_back({"dio_cpu_pct", [this, s] { return s(raid_.stats().dio); }, cpu_s, 100});
-    m.push_back({"spin_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kSpin); }, cpu_s, 100});
-    m.push_back({"fio_user_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kUser); }, cpu_s, 100});
-    m.push_back({"other_sys_cpu_pct",
-                 [this, s] {
-                   const models::Raid10::Stats& st = raid_.stats();
-                   return machine_->TimeInS(models::CpuTime::kSystem) - s(st.md) - s(st.dio) - s(st.brd);
-                 },
-                 cpu_s, 100});
-    m.push_back({"idle_cpu_pct", [this] { return machine_->TimeInS(models::CpuTime::kIdle); }, cpu_s, 100});
+    for (sim::RatioMetric& r : CpuSplitMetrics(*machine_, raid_)) m.push_back(std::move(r));
     return m;
   }
 
@@ -143,51 +116,24 @@ class Raid10Stack final : public BuiltStack {
 };
 
 std::vector<std::string> Names() {
-  std::vector<std::string> n = {"wait_barrier_lock_per_io", "wait_barrier_contention_pct",
-                                "wait_barrier_wait_us_per_io", "xfer_per_io_wait_barrier_lock"};
+  std::vector<std::string> n = WaitBarrierMetricNames();
   for (const char* l : kLineNames) {
     for (const char* k : {"xfer_per_io_", "line_wait_ns_", "line_util_pct_"}) n.push_back(absl::StrCat(k, l));
   }
-  for (const char* c : {"plug_cbs_per_write", "unplugs_from_schedule_per_write", "raid10d_flushes_per_write", "md_cpu_pct", "brd_cpu_pct", "dio_cpu_pct", "spin_cpu_pct",
-                        "fio_user_cpu_pct", "other_sys_cpu_pct", "idle_cpu_pct"}) {
+  for (const char* c : {"plug_cbs_per_write", "unplugs_from_schedule_per_write", "raid10d_flushes_per_write"}) {
     n.push_back(c);
   }
+  for (std::string& c : CpuSplitMetricNames()) n.push_back(std::move(c));
   return n;
 }
-
 
 absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   (void)host;
   const Params r = s["stack"]["raid10"];
   models::Raid10Costs c;
-  models::BrdCosts b;
-  const CostSlot fields[] = {
-      {"dio_submit", &c.dio_submit},
-      {"dio_complete", &c.dio_complete},
-      {"plug", &c.plug},
-      {"make_request", &c.make_request},
-      {"barrier_check", &c.barrier_check},
-      {"read_balance", &c.read_balance},
-      {"find_phys", &c.find_phys},
-      {"bio_clone", &c.bio_clone},
-      {"plug_cb_alloc", &c.plug_cb_alloc},
-      {"plug_cb_free", &c.plug_cb_free},
-      {"end_request", &c.end_request},
-      {"end_bio_io", &c.end_bio_io},
-      {"has_sleeper", &c.has_sleeper},
-      {"wake_up_walk", &c.wake_up_walk},
-      {"md_thread_run", &c.md_thread_run},
-      {"brd_submit_bio", &b.submit_bio},
-      {"brd_lookup_page", &b.lookup_page},
-      {"brd_copy_page", &b.copy_page},
-  };
-  if (absl::Status st = RequiredCosts(r, fields); !st.ok()) return st;
-  if (!r.Has("lock_word_transfers")) {
-    return absl::InvalidArgumentError("field 'stack.raid10.lock_word_transfers' is required");
-  }
-  const double transfers = r.Real("lock_word_transfers");
-  absl::StatusOr<MdLineCosts> lines = MdLines(s, static_cast<int>(r.Int("home_socket")), transfers);
-  if (!lines.ok()) return lines.status();
+  const CostSlot own[] = {{"find_phys", &c.find_phys}, {"md_thread_run", &c.md_thread_run}};
+  absl::StatusOr<MdStackInputs> in = ReadMdStack(s, "raid10", &c, own, /*has_sleeper=*/true);
+  if (!in.ok()) return in.status();
   models::Raid10Params params;
   absl::StatusOr<bool> if_sleeper = PatchedPlacement(r, "unplug_wake_up", {UNDER_LOCK, IF_SLEEPER});
   if (!if_sleeper.ok()) return if_sleeper.status();
@@ -195,7 +141,8 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   absl::StatusOr<bool> flush_if_sleeper = PatchedPlacement(r, "flush_wake_up", {UNDER_LOCK, IF_SLEEPER});
   if (!flush_if_sleeper.ok()) return flush_if_sleeper.status();
   params.flush_wake_up_barrier = *flush_if_sleeper;
-  return std::make_unique<Raid10Stack>(m, c, b, params, lines->lines, lines->wait_lock, transfers);
+  return std::make_unique<Raid10Stack>(m, c, in->brd, params, in->lines.lines, in->lines.wait_lock,
+                                       in->lock_word_transfers);
 }
 
 }  // namespace

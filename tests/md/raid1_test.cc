@@ -58,7 +58,7 @@ struct Array {
   std::vector<BlockRequest> rqs;
 
   explicit Array(bool wake_up_barrier)
-      : raid(machine.sim, Costs(), TestBrds(), Raid1Params{wake_up_barrier, -1}, LineCosts{EpycRomeHandoffCosts()},
+      : raid(machine.sim, Costs(), TestBrds(), Raid1Params{wake_up_barrier}, LineCosts{EpycRomeHandoffCosts()},
              EpycRomeHandoffCosts()) {}
 
   sim::Task Body(Task& t) {
