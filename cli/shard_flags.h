@@ -1,6 +1,6 @@
 // The command-line side of sharding: --list, --shard K/N and --format
 // jsonl for commands made of independent points, and `viosim merge`.
-// Returns text; viosim.cc decides where it goes.
+// Returns text; the commands (command.h) decide where it goes.
 #ifndef VIOSIM_CLI_SHARD_FLAGS_H_
 #define VIOSIM_CLI_SHARD_FLAGS_H_
 

@@ -768,6 +768,26 @@ absl::StatusOr<fio::JobFile> ScenarioJobs(const ScenarioFile& file, const Scenar
   return jobs;
 }
 
+// ---------------------------------------------------------------------------
+// Published cells
+
+// The scenario variant `name` runs before --set: the base with its
+// variants and published cells left out, the overlay merged over it ("" and
+// kBaseVariant: none). What MetricNames needs to know, without the checks
+// ResolveVariant makes.
+Scenario Overlaid(const Scenario& s, absl::string_view name) {
+  Scenario out = s;
+  out.clear_variant();
+  out.clear_published();
+  for (const Variant& v : s.variant()) {
+    if (!name.empty() && name != kBaseVariant && v.name() == name) {
+      out.MergeFrom(v.overlay());
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view variant,
@@ -813,6 +833,21 @@ absl::Status CheckJobsOnStack(const ScenarioFile& file, const std::vector<std::s
   const Origins origins(file, kBaseVariant, overrides, "--set");
   Checker c(origins);
   return CheckStackAndJobs(stack, jobs, target_ci_pct, c);
+}
+
+std::string CheckPublishedMetric(const Scenario& s, const Published& p,
+                                 std::map<std::string, std::vector<std::string>>* metrics_of) {
+  const std::string shown = p.variant().empty() ? std::string(kBaseVariant) : p.variant();
+  auto [it, inserted] = metrics_of->try_emplace(shown);
+  if (inserted) it->second = MetricNames(Overlaid(s, p.variant()));
+  const std::vector<std::string>& known = it->second;
+  if (std::find(known.begin(), known.end(), p.metric()) == known.end()) {
+    return absl::StrCat("'", p.metric(), "' is not a metric of variant '", shown, "' (",
+                        known.empty() ? std::string("it has no workload, so no metrics")
+                                      : absl::StrCat("metrics: ", absl::StrJoin(known, ", ")),
+                        ")");
+  }
+  return "";
 }
 
 }  // namespace viosim

@@ -20,6 +20,7 @@
 #define VIOSIM_SCENARIOS_CHECKS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,15 @@ absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view v
 absl::Status CheckJobsOnStack(const ScenarioFile& file, const std::vector<std::string>& overrides,
                               const Scenario& stack, const fio::JobFile& jobs,
                               std::optional<double> target_ci_pct);
+
+// The rule that a published cell names a metric its variant reports, which
+// the loader applies to every cell of a file whose variant exists. Returns
+// what is wrong with p.metric() (`p` a published cell of `s`), or "" if the
+// variant (the base if p.variant() is empty) reports it. `metrics_of` holds
+// the metrics of the variants looked at so far, by name, so that each
+// variant's are found once.
+std::string CheckPublishedMetric(const Scenario& s, const Published& p,
+                                 std::map<std::string, std::vector<std::string>>* metrics_of);
 
 }  // namespace viosim
 
