@@ -410,6 +410,7 @@ std::string RenamedField(const Descriptor* d, absl::string_view name) {
   const Rename renames[] = {
       {Stack::VirtioBlk::descriptor(), "kick_outside_lock",
        "'kick_outside_lock' is now 'notify': AFTER_UNLOCK for true, UNDER_LOCK for false"},
+      {Stack::VirtioBlk::descriptor(), "msix", "'msix' is now 'transport': VIRTIO_PCI for true, VIRTIO_MMIO for false"},
       {Stack::VhostNet::descriptor(), "wake_outside_lock",
        "'wake_outside_lock' is now 'wake_up_process': AFTER_UNLOCK for true, UNDER_LOCK for false"},
       {Stack::Raid10::descriptor(), "unplug_wake_up_barrier",

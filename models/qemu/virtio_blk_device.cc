@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "sim/check.h"
 
 namespace models {
 
@@ -32,6 +33,7 @@ struct Forever {
 }  // namespace
 
 void VirtioBlkDevice::Start() {
+  VIOSIM_CHECK(bus_ != nullptr, "the device is on a transport before QEMU's threads start");
   const int vcpus = static_cast<int>(host_cpus_.size()) - 1;
   for (int k = 0; k <= vcpus; ++k) {
     const std::string name = k < vcpus ? absl::StrCat("qemu/vcpu", k) : std::string("qemu/main");
@@ -98,41 +100,10 @@ sim::Task VirtioBlkDevice::MainLoop() {
       ++stats_.completions;
       co_await sim_->Delay(costs_.complete.value);
       vq_->Push(e, 4096 + 1);  // data and the status byte
-      if (vq_->ShouldNotify()) {
-        isr_ |= 1;
-        ++stats_.irq_ioctls;
-        co_await sim_->Delay(costs_.irq_line.value);
-        if (msix_) isr_ = 0;  // nobody reads it with MSI-X
-        if (!line_) {
-          line_ = true;
-          ++stats_.irq_raises;
-          if (irq_sink_ != nullptr) irq_sink_->LineRaised();
-        }
-      }
+      if (vq_->ShouldNotify()) co_await bus_->NotifyIrq();  // virtio_notify
     }
     co_await bql_.Unlock(main);
   }
-}
-
-sim::Task VirtioBlkDevice::ReadInterruptStatus(int vcpu, uint32_t* isr) {
-  Cpu& cpu = ThreadCpu(vcpu);
-  co_await LockForExit(cpu);
-  co_await sim_->Delay(costs_.mmio_register.value);
-  *isr = isr_;
-  co_await bql_.Unlock(cpu);
-}
-
-sim::Task VirtioBlkDevice::InterruptAck(int vcpu, uint32_t bits) {
-  Cpu& cpu = ThreadCpu(vcpu);
-  co_await LockForExit(cpu);
-  co_await sim_->Delay(costs_.mmio_register.value);
-  isr_ &= ~bits;
-  if (isr_ == 0 && line_) {
-    ++stats_.irq_ioctls;
-    co_await sim_->Delay(costs_.irq_line.value);
-    line_ = false;
-  }
-  co_await bql_.Unlock(cpu);
 }
 
 }  // namespace models

@@ -1,5 +1,6 @@
-// QEMU 2.0's virtio-blk device behind a virtio-mmio transport, on a host
-// without ioeventfd/irqfd (2014 KVM/ARM), as the guest's accesses reach it.
+// QEMU 2.0's virtio-blk device, as the guest's accesses reach it through
+// its transport (virtio_transport.h: virtio-mmio on the 2014 KVM/ARM board,
+// without ioeventfd or irqfd; virtio-pci for what-ifs).
 //
 // Submission, in the vCPU thread that trapped on the QueueNotify write
 // (kvm_cpu_exec -> virtio_mmio_write -> virtio_queue_notify ->
@@ -23,10 +24,9 @@
 // outside the BQL), then under the BQL per completed request
 // (qemu_laio_completion_cb -> virtio_blk_rw_complete ->
 // virtio_blk_req_complete): virtqueue_push and virtio_notify, i.e.
-// ShouldNotify (EVENT_IDX used_event test) and, if true, isr |= 1 and
-// virtio_mmio's update_irq -> qemu_set_irq -> KVM_IRQ_LINE ioctl
-// (irq_line). The guest sees an interrupt when the level goes from low to
-// high (a level-triggered SPI through the vGIC).
+// ShouldNotify (EVENT_IDX used_event test) and, if true, the transport's
+// interrupt (VirtioBus::NotifyIrq: virtio-mmio's level-triggered line, or
+// virtio-pci's MSI-X).
 //
 // QEMU's threads are tasks on host CPUs (models/cpu): one vCPU thread per
 // vCPU, each on its own host CPU (it runs the guest; its host code runs in
@@ -43,10 +43,9 @@
 // after KVM_RUN returns and drops it just before re-entry, so that path is
 // serialized with all device emulation.
 //
-// Guest register accesses (each one a userspace exit, run by the trapping
-// vCPU thread under the BQL): InterruptStatus read returns isr;
-// InterruptACK write clears the acknowledged bits and, at zero, lowers the
-// line (another KVM_IRQ_LINE ioctl).
+// A transport's register accesses (virtio-mmio's InterruptStatus and
+// InterruptACK) are userspace exits too: the trapping vCPU thread takes the
+// BQL and runs kvm_cpu_exec's path (LockForExit) before the access.
 #ifndef VIOSIM_MODELS_QEMU_VIRTIO_BLK_DEVICE_H_
 #define VIOSIM_MODELS_QEMU_VIRTIO_BLK_DEVICE_H_
 
@@ -75,26 +74,26 @@ struct QemuCosts {
   Param<sim::Time> pop_submit;       // per popped request, under the BQL
   Param<sim::Time> main_wakeup;      // main loop: ppoll return, eventfd read, io_getevents
   Param<sim::Time> complete;         // per completed request, under the BQL: push + notify test
-  Param<sim::Time> mmio_register;    // a status read or ack write, under the BQL
-  Param<sim::Time> irq_line;         // one KVM_IRQ_LINE ioctl, under the BQL
+  Param<sim::Time> mmio_register;    // the transport's status read or ack write, under the BQL
+  Param<sim::Time> irq_line;         // one KVM_IRQ_LINE ioctl (or irqfd write), under the BQL
   Param<sim::Time> disk_latency;     // host block device, per 4 KiB read: the mean
   Param<sim::Time> disk_latency_exp_mean;  // its exponential part (0: fixed)
 };
 
-// The guest side of the interrupt line (the vGIC delivering to a vCPU).
-class IrqLineSink {
+// The device's side of its transport (QEMU's VirtioBusState and its
+// transport's callbacks).
+class VirtioBus {
  public:
-  virtual ~IrqLineSink() = default;
-  // The line went from low to high.
-  virtual void LineRaised() = 0;
+  virtual ~VirtioBus() = default;
+  // virtio_notify() -> the transport's notify: the queue's interrupt, by
+  // the main loop under the BQL.
+  virtual sim::Task NotifyIrq() = 0;
 };
 
 struct QemuDeviceStats {
   uint64_t notifies = 0;     // QueueNotify writes handled
   uint64_t pops = 0;
   uint64_t completions = 0;
-  uint64_t irq_raises = 0;   // low -> high transitions
-  uint64_t irq_ioctls = 0;   // KVM_IRQ_LINE calls
   uint64_t main_wakeups = 0;
   void Reset() { *this = QemuDeviceStats(); }
 };
@@ -106,24 +105,24 @@ class VirtioBlkDevice {
   // host_cpus.back(). REQUIRES: one more host CPU than vCPUs, all on `host`.
   VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Scheduler& host, std::vector<Cpu*> host_cpus,
                   const QemuCosts& costs, uint64_t seed = 1);
-  void set_irq_sink(IrqLineSink* s) { irq_sink_ = s; }
+  // The transport the device interrupts through. REQUIRES: set before
+  // Start (the transport sets it).
+  void set_bus(VirtioBus* bus) { bus_ = bus; }
   // Starts QEMU's threads.
   void Start();
 
-  // The handlers vCPU thread `vcpu` runs for the guest's MMIO accesses.
+  // virtio_queue_notify, as vCPU thread `vcpu` runs it in a userspace exit
+  // for the guest's notify write.
   sim::Task QueueNotify(int vcpu);
-  // What-if: the notify arrives through an ioeventfd; the main loop runs
-  // handle_output (under the BQL) when it wakes. Does not suspend.
+  // The notify through an ioeventfd: the main loop runs handle_output
+  // (under the BQL) when it wakes. Does not suspend.
   sim::Task SignalIoeventfd();
-  // What-if: virtio-pci with MSI-X through irqfd instead of the
-  // level-triggered virtio-mmio line: an interrupt is an edge (coalesced
-  // while one is pending, cleared when the guest takes it), the raise costs
-  // irq_line (the irqfd write) and the guest reads no status and acks nothing.
-  void set_msix(bool on) { msix_ = on; }
-  bool msix() const { return msix_; }
-  void MsiTaken() { line_ = false; }
-  sim::Task ReadInterruptStatus(int vcpu, uint32_t* isr);
-  sim::Task InterruptAck(int vcpu, uint32_t bits);
+  // A userspace exit of vCPU thread `vcpu` into a register access: the BQL
+  // taken and kvm_cpu_exec's own path run; and the way back (the BQL
+  // dropped before KVM_RUN).
+  sim::Task LockForExit(int vcpu) { return LockForExit(ThreadCpu(vcpu)); }
+  sim::Task UnlockAfterExit(int vcpu) { return bql_.Unlock(ThreadCpu(vcpu)); }
+  const QemuCosts& costs() const { return costs_; }
 
   // qemu_global_mutex.
   const Mutex& bql() const { return bql_; }
@@ -152,13 +151,10 @@ class VirtioBlkDevice {
   QemuCosts costs_;
   sim::Distribution disk_spread_;  // Exp(disk_latency_exp_mean)
   sim::Rng disk_rng_;
-  IrqLineSink* irq_sink_ = nullptr;
-  uint32_t isr_ = 0;
-  bool line_ = false;
+  VirtioBus* bus_ = nullptr;
   std::deque<VirtQueueElement> done_;  // completed by the disk, not yet seen by the main loop
   sim::Signal done_signal_;
   int in_flight_ = 0;
-  bool msix_ = false;
   bool notify_pending_ = false;  // ioeventfd signalled, main loop not yet run
   QemuDeviceStats stats_;
 };

@@ -7,6 +7,7 @@
 #include "models/kvm/kvm.h"
 #include "models/cpu/sched.h"
 #include "models/qemu/virtio_blk_device.h"
+#include "models/qemu/virtio_transport.h"
 #include "models/virtio/guest/virtio_blk.h"
 #include "models/virtio/virtqueue.h"
 #include "scenarios/stacks/parts.h"
@@ -19,7 +20,7 @@ class VirtioBlkStack final : public BuiltStack {
  public:
   VirtioBlkStack(Machine& m, const models::KvmCosts& kc, const models::QemuCosts& qc,
                  const models::VirtioBlkGuestCosts& gc, const models::VirtioBlkParams& params,
-                 const models::VirtqueueFeatures& features, int ring_size, bool msix, const models::HostCosts& host,
+                 const models::VirtqueueFeatures& features, int ring_size, bool pci, const models::HostCosts& host,
                  uint64_t seed)
       : machine_(&m),
         vq_(ring_size, features),
@@ -27,7 +28,10 @@ class VirtioBlkStack final : public BuiltStack {
         host_cpus_(HostCpus(m, host, host_sched_)),
         kvm_(m.sim(), kc),
         dev_(m.sim(), vq_, host_sched_, Pointers(host_cpus_), qc, seed),
-        blk_(m.sim(), m.cpus(), vq_, (dev_.set_msix(msix), dev_), kvm_, gc, params) {
+        transport_(pci ? std::unique_ptr<models::QemuVirtioTransport>(
+                             std::make_unique<models::VirtioPci>(m.sim(), kvm_, dev_))
+                       : std::make_unique<models::VirtioMmio>(m.sim(), kvm_, dev_)),
+        blk_(m.sim(), m.cpus(), vq_, *transport_, gc, params) {
     dev_.Start();
   }
 
@@ -72,7 +76,12 @@ class VirtioBlkStack final : public BuiltStack {
     // The BQL is a sleeping mutex of host threads: no bounces counted.
     return {{"vq_lock", blk_.vq_lock().stat()}, {"qemu_global_mutex", dev_.bql().stat()}};
   }
-  void ResetStats() override { blk_.ResetStats(); }
+  void ResetStats() override {
+    blk_.ResetStats();
+    dev_.ResetStats();
+    kvm_.ResetStats();
+    transport_->ResetStats();
+  }
 
   std::vector<models::Cpu*> OwnCpus() override { return Pointers(host_cpus_); }
 
@@ -102,6 +111,7 @@ class VirtioBlkStack final : public BuiltStack {
   std::vector<std::unique_ptr<models::Cpu>> host_cpus_;
   models::Kvm kvm_;
   models::VirtioBlkDevice dev_;
+  std::unique_ptr<models::QemuVirtioTransport> transport_;
   models::VirtioBlk blk_;
 };
 
@@ -173,7 +183,7 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   models::VirtqueueFeatures features;
   features.event_idx = v.Bool("event_idx");
   features.indirect_desc = true;
-  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, features, ring_size, v.Bool("msix"), host,
+  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, features, ring_size, v.Enum("transport") == Stack::VirtioBlk::VIRTIO_PCI, host,
                                           static_cast<uint64_t>(s["run"].Int("seed")));
 }
 

@@ -66,8 +66,10 @@ std::vector<std::string> TwoValues(const viosim::Scenario& s, const std::string&
     case FieldDescriptor::CPPTYPE_BOOL:
       return {"false", "true"};
     case FieldDescriptor::CPPTYPE_ENUM: {
+      // Its values after the first; a two-valued enum, both.
       std::vector<std::string> out;
-      for (int i = 1; i < f->enum_type()->value_count(); ++i) out.push_back(f->enum_type()->value(i)->name());
+      const int count = f->enum_type()->value_count();
+      for (int i = count == 2 ? 0 : 1; i < count; ++i) out.push_back(f->enum_type()->value(i)->name());
       return out;
     }
     case FieldDescriptor::CPPTYPE_STRING: {

@@ -1,6 +1,7 @@
 // QEMU 2.0's side of a userspace exit: kvm_cpu_exec's own path runs under
 // the BQL, so exits of different vCPU threads serialize on it together
-// with the device emulation they lead to. (The BQL is a models::Mutex of
+// with the device emulation they lead to (here virtio-mmio's register
+// accesses, models/qemu/virtio_transport.h). (The BQL is a models::Mutex of
 // QEMU's threads on host CPUs; its own semantics are tests/sync/mutex_test.)
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +13,9 @@
 #include "gtest/gtest.h"
 #include "models/cpu/cpu.h"
 #include "models/cpu/sched.h"
+#include "models/kvm/kvm.h"
 #include "models/qemu/virtio_blk_device.h"
+#include "models/qemu/virtio_transport.h"
 #include "models/virtio/virtqueue.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
@@ -58,15 +61,17 @@ std::vector<Time> ConcurrentStatusReads(Time exit_userspace, int n) {
   Virtqueue vq(128, VirtqueueFeatures{.event_idx = true});
   Host host(sim, n);
   VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, Costs(exit_userspace));
+  Kvm kvm(sim, KvmCosts{});
+  VirtioMmio mmio(sim, kvm, dev);
   dev.Start();
   sim.RunUntil(Time::Zero());  // QEMU's threads are on their CPUs
   std::vector<Time> done(n);
   for (int i = 0; i < n; ++i) {
-    sim.Spawn([](sim::Simulator& s, VirtioBlkDevice& d, int vcpu, Time& at) -> sim::Task {
+    sim.Spawn([](sim::Simulator& s, VirtioMmio& t, int vcpu, Time& at) -> sim::Task {
       uint32_t isr = 0;
-      co_await d.ReadInterruptStatus(vcpu, &isr);
+      co_await t.ReadInterruptStatus(vcpu, &isr);
       at = s.Now();
-    }(sim, dev, i, done[i]));
+    }(sim, mmio, i, done[i]));
   }
   sim.RunUntil(Time::Millis(1));
   EXPECT_EQ(dev.bql().stat().acquisitions, static_cast<uint64_t>(n));
@@ -99,6 +104,8 @@ std::vector<Time> OneAtATime(Time disk_spread, int n) {
   QemuCosts c = Costs(Time::Micros(1));
   c.disk_latency_exp_mean.value = disk_spread;
   VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, c, /*seed=*/7);
+  Kvm kvm(sim, KvmCosts{});
+  VirtioMmio mmio(sim, kvm, dev);  // the line is raised with no guest to take it
   dev.Start();
   sim.RunUntil(Time::Zero());
   std::vector<Time> took;

@@ -8,13 +8,12 @@
 
 namespace models {
 
-VirtioBlk::VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq, VirtioBlkDevice& dev,
-                     Kvm& kvm, const VirtioBlkGuestCosts& costs, const VirtioBlkParams& params)
+VirtioBlk::VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq, VirtioTransport& transport,
+                     const VirtioBlkGuestCosts& costs, const VirtioBlkParams& params)
     : sim_(&sim),
       vcpus_(std::move(vcpus)),
       vq_(&vq),
-      dev_(&dev),
-      kvm_(&kvm),
+      transport_(&transport),
       costs_(costs),
       params_(params),
       vq_lock_(sim, "vq_lock", costs.lock_handoff.value),
@@ -22,17 +21,14 @@ VirtioBlk::VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq
   VIOSIM_CHECK(!vcpus_.empty() && params_.irq_cpu >= 0 && params_.irq_cpu < static_cast<int>(vcpus_.size()),
                "the interrupt's vCPU is one of the guest's (the scenario checks keep it so)");
   for (int t = params_.queue_depth; t-- > 0;) free_tags_.push_back(t);
-  dev_->set_irq_sink(this);
+  transport_->SetInterrupt(*vcpus_[static_cast<size_t>(params_.irq_cpu)],
+                           [this](Cpu& cpu) { return VmInterrupt(cpu); });
 }
 
-// The exit for virtqueue_notify(): writel(index, QueueNotify).
+// virtqueue_notify(): the write to the queue's notify register, an exit.
 sim::Task VirtioBlk::Notify(Cpu& cpu) {
   ++stats_.kicks;
-  if (kvm_->costs().ioeventfd) {
-    co_await kvm_->MmioExitKernel(cpu, ExitKind::kMmioNotify, dev_->SignalIoeventfd());
-  } else {
-    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioNotify, dev_->QueueNotify(cpu.id()));
-  }
+  co_await transport_->Notify(cpu);
 }
 
 // virtio_queue_rq() from out_hdr on (Linux 3.15, with or without e8edca6f).
@@ -104,31 +100,15 @@ sim::Task VirtioBlk::Poll(Cpu& cpu, BlockRequest& rq) {
   while (!rq.done) co_await sim_->Delay(sim::Time::Micros(1));
 }
 
-void VirtioBlk::LineRaised() { sim_->Spawn(Inject()); }
-
-// The vGIC brings the SPI to its target vCPU.
-sim::Task VirtioBlk::Inject() {
-  co_await sim_->Delay(kvm_->costs().irq_inject.value);
-  Cpu& cpu = *vcpus_[static_cast<size_t>(params_.irq_cpu)];
-  cpu.RaiseIrq(VmInterrupt(cpu));
-}
-
-// The guest's interrupt: the kick out of the guest that brings it in, then
-// vm_interrupt() (drivers/virtio/virtio_mmio.c, 3.15) -> vring_interrupt().
+// The guest's interrupt, once the transport brought it in: vm_interrupt()
+// (drivers/virtio/virtio_mmio.c, 3.15) or the MSI-X vector's handler, its
+// acknowledgement the transport's, then vring_interrupt().
 sim::Task VirtioBlk::VmInterrupt(Cpu& cpu) {
-  co_await kvm_->IrqKick(cpu);
   ++stats_.interrupts;
   co_await cpu.Run(costs_.irq_entry.value);
-  if (dev_->msix()) {
-    // vp_vring_interrupt: the MSI-X vector names the queue; no register access.
-    dev_->MsiTaken();
-    if (!vq_->MoreUsed()) co_return;
-  } else {
-    uint32_t isr = 0;
-    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioIsrRead, dev_->ReadInterruptStatus(cpu.id(), &isr));
-    co_await kvm_->MmioExitUser(cpu, ExitKind::kMmioIsrAck, dev_->InterruptAck(cpu.id(), isr));
-    if ((isr & 1) == 0 || !vq_->MoreUsed()) co_return;
-  }
+  bool vring = false;
+  co_await transport_->Acknowledge(cpu, &vring);
+  if (!vring || !vq_->MoreUsed()) co_return;
   co_await VirtblkDone(cpu);
 }
 
@@ -166,8 +146,6 @@ void VirtioBlk::ResetStats() {
   stats_.Reset();
   vq_lock_.ResetStats();
   vq_->ResetStats();
-  dev_->ResetStats();
-  kvm_->ResetStats();
   for (Cpu* c : vcpus_) c->ResetStats();
 }
 

@@ -1,5 +1,6 @@
 // The guest's virtio_blk driver of Linux 3.15 (drivers/block/virtio_blk.c,
-// blk-mq version) over virtio-mmio, as a BlockStack.
+// blk-mq version) over a virtio transport (models/virtio/transport.h:
+// virtio-mmio on the case's board), as a BlockStack.
 //
 // blk-mq: one hardware queue of 64 tags shared by all vCPUs (3.13-3.15:
 // nr_hw_queues = 1, queue_depth = 64). A submitter that finds no tag sleeps
@@ -17,13 +18,16 @@
 //   after  e8edca6f: if (last && kick_prepare()) notify = true
 //   spin_unlock_irqrestore(vq_lock)
 //   after: if (notify) virtqueue_notify()             -> exit, lock free
+// The notify is the transport's (its exit KVM's choice).
 //
-// Completion: QEMU raises the level-triggered SPI; the vGIC brings the
-// interrupt to vCPU `irq_cpu` (the SPI's target). vm_interrupt() reads
-// InterruptStatus and writes InterruptACK -- each a userspace exit on this
-// platform -- then vring_interrupt() -> virtblk_done() under the same
-// vq_lock: disable_cb, get_buf + blk_mq_end_io per used entry, enable_cb,
-// again while enable_cb finds more.
+// Completion: the device interrupts through the transport, which brings
+// the interrupt to vCPU `irq_cpu` (the SPI's target, the MSI's
+// destination). The handler acknowledges it through the transport
+// (virtio-mmio's vm_interrupt: an InterruptStatus read and an InterruptACK
+// write, each a userspace exit on the case's board), then vring_interrupt()
+// -> virtblk_done() under the same vq_lock: disable_cb, get_buf +
+// blk_mq_end_io per used entry, enable_cb, again while enable_cb finds
+// more.
 //
 // Each kernel function is one coroutine in the order of its C source; the
 // locks are taken inside it (spin_lock_irqsave: interrupts off, then spin),
@@ -40,9 +44,8 @@
 #include "models/cpu/param.h"
 #include "models/cpu/sched.h"
 #include "models/cpu/task.h"
-#include "models/kvm/kvm.h"
-#include "models/qemu/virtio_blk_device.h"
 #include "models/sync/spinlock.h"
+#include "models/virtio/transport.h"
 #include "models/virtio/virtqueue.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
@@ -76,16 +79,17 @@ struct VirtioBlkStats {
   void Reset() { *this = VirtioBlkStats(); }
 };
 
-class VirtioBlk final : public BlockStack, public IrqLineSink {
+class VirtioBlk final : public BlockStack {
  public:
-  // REQUIRES: every reference outlives the stack; `vcpus` non-empty.
-  VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq, VirtioBlkDevice& dev, Kvm& kvm,
+  // Registers its interrupt handler with `transport`. REQUIRES: every
+  // reference outlives the stack; `vcpus` non-empty.
+  VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq, VirtioTransport& transport,
             const VirtioBlkGuestCosts& costs, const VirtioBlkParams& params);
 
   sim::Task Submit(Cpu& cpu, BlockRequest& rq, bool last) override;
   sim::Task Poll(Cpu& cpu, BlockRequest& rq) override;
+  // The driver's counters, vq_lock, the virtqueue's and the vCPUs'.
   void ResetStats() override;
-  void LineRaised() override;
 
   const Spinlock& vq_lock() const { return vq_lock_; }
   const VirtioBlkStats& stats() const { return stats_; }
@@ -95,15 +99,14 @@ class VirtioBlk final : public BlockStack, public IrqLineSink {
   sim::Task QueueRq(Cpu& cpu, BlockRequest& rq, int tag, bool last);
   sim::Task Notify(Cpu& cpu);
   sim::Task FlushKick(Cpu& cpu);
-  sim::Task Inject();
+  // The queue's interrupt handler (vm_interrupt / vp_vring_interrupt).
   sim::Task VmInterrupt(Cpu& cpu);
   sim::Task VirtblkDone(Cpu& cpu);
 
   sim::Simulator* sim_;
   std::vector<Cpu*> vcpus_;
   Virtqueue* vq_;
-  VirtioBlkDevice* dev_;
-  Kvm* kvm_;
+  VirtioTransport* transport_;
   VirtioBlkGuestCosts costs_;
   VirtioBlkParams params_;
   Spinlock vq_lock_;

@@ -1,0 +1,106 @@
+#include "models/qemu/virtio_transport.h"
+
+#include <utility>
+
+#include "sim/check.h"
+
+namespace models {
+
+QemuVirtioTransport::QemuVirtioTransport(sim::Simulator& sim, Kvm& kvm, VirtioBlkDevice& dev)
+    : sim_(&sim), kvm_(&kvm), dev_(&dev) {
+  dev_->set_bus(this);
+}
+
+// The guest's notify write, as KVM routes it.
+sim::Task QemuVirtioTransport::Notify(Cpu& vcpu) {
+  if (kvm_->costs().ioeventfd) {
+    co_await kvm_->MmioExitKernel(vcpu, ExitKind::kMmioNotify, dev_->SignalIoeventfd());
+  } else {
+    co_await kvm_->MmioExitUser(vcpu, ExitKind::kMmioNotify, dev_->QueueNotify(vcpu.id()));
+  }
+}
+
+void QemuVirtioTransport::SetInterrupt(Cpu& target, Handler handler) {
+  target_ = &target;
+  handler_ = std::move(handler);
+}
+
+void QemuVirtioTransport::Raise() {
+  ++stats_.irq_raises;
+  if (target_ != nullptr) sim_->Spawn(Inject());
+}
+
+// The interrupt controller brings the interrupt to its target vCPU.
+sim::Task QemuVirtioTransport::Inject() {
+  co_await sim_->Delay(kvm_->costs().irq_inject.value);
+  target_->RaiseIrq(Deliver(*target_));
+}
+
+sim::Task QemuVirtioTransport::Deliver(Cpu& vcpu) {
+  co_await kvm_->IrqKick(vcpu);
+  co_await handler_(vcpu);
+}
+
+// virtio_mmio_update_irq after virtio_notify set VIRTIO_MMIO_INT_VRING:
+// qemu_set_irq, a KVM_IRQ_LINE ioctl; the guest sees the rising edge.
+sim::Task VirtioMmio::NotifyIrq() {
+  isr_ |= 1;
+  ++stats_.irq_ioctls;
+  co_await sim_->Delay(dev_->costs().irq_line.value);
+  if (!line_) {
+    line_ = true;
+    Raise();
+  }
+}
+
+// vm_interrupt() (drivers/virtio/virtio_mmio.c, 3.15): readl of
+// InterruptStatus, writel of it to InterruptACK; the vring's bit says
+// whether vring_interrupt runs.
+sim::Task VirtioMmio::Acknowledge(Cpu& vcpu, bool* vring) {
+  uint32_t isr = 0;
+  co_await kvm_->MmioExitUser(vcpu, ExitKind::kMmioIsrRead, ReadInterruptStatus(vcpu.id(), &isr));
+  co_await kvm_->MmioExitUser(vcpu, ExitKind::kMmioIsrAck, InterruptAck(vcpu.id(), isr));
+  *vring = (isr & 1) != 0;
+}
+
+sim::Task VirtioMmio::ReadInterruptStatus(int vcpu, uint32_t* isr) {
+  co_await dev_->LockForExit(vcpu);
+  co_await sim_->Delay(dev_->costs().mmio_register.value);
+  *isr = isr_;
+  co_await dev_->UnlockAfterExit(vcpu);
+}
+
+// virtio_mmio_write of InterruptACK: the bits cleared; at zero the line
+// is lowered (another KVM_IRQ_LINE ioctl).
+sim::Task VirtioMmio::InterruptAck(int vcpu, uint32_t bits) {
+  co_await dev_->LockForExit(vcpu);
+  co_await sim_->Delay(dev_->costs().mmio_register.value);
+  isr_ &= ~bits;
+  if (isr_ == 0 && line_) {
+    ++stats_.irq_ioctls;
+    co_await sim_->Delay(dev_->costs().irq_line.value);
+    line_ = false;
+  }
+  co_await dev_->UnlockAfterExit(vcpu);
+}
+
+// virtio_pci_notify -> msix_notify through the vector's irqfd: one eventfd
+// write; the guest's controller gets a new edge unless one is pending.
+sim::Task VirtioPci::NotifyIrq() {
+  ++stats_.irq_ioctls;
+  co_await sim_->Delay(dev_->costs().irq_line.value);
+  if (!pending_) {
+    pending_ = true;
+    Raise();
+  }
+}
+
+// vp_vring_interrupt: the vector names the queue; no register is read.
+sim::Task VirtioPci::Acknowledge(Cpu& vcpu, bool* vring) {
+  (void)vcpu;
+  pending_ = false;
+  *vring = true;
+  co_return;
+}
+
+}  // namespace models

@@ -1,0 +1,50 @@
+// The virtio transport as a guest driver sees it: what stands between
+// drivers/block/virtio_blk.c and the device, as virtio-mmio
+// (drivers/virtio/virtio_mmio.c) and virtio-pci (virtio_pci.c) do in Linux.
+// The driver knows only this: it notifies a queue, it registers the
+// handler of the queue's interrupt on the vCPU the interrupt is routed to,
+// and its handler acknowledges the interrupt through the transport.
+//
+// Which way a notify leaves the guest -- a userspace exit that QEMU
+// emulates, or an in-kernel exit when an ioeventfd is registered on the
+// address -- and how an interrupt reaches the vCPU are KVM's and the
+// VMM's, decided when the transport is built (models/qemu/virtio_mmio.h,
+// virtio_pci.h), never by the driver.
+#ifndef VIOSIM_MODELS_VIRTIO_TRANSPORT_H_
+#define VIOSIM_MODELS_VIRTIO_TRANSPORT_H_
+
+#include "absl/functional/any_invocable.h"
+#include "models/cpu/cpu.h"
+#include "sim/task.h"
+
+namespace models {
+
+class VirtioTransport {
+ public:
+  virtual ~VirtioTransport() = default;
+
+  // virtqueue_notify(): the guest's write to the queue's notify register
+  // by code running on `vcpu`; returns when the vCPU is back in the guest.
+  virtual sim::Task Notify(Cpu& vcpu) = 0;
+
+  // The guest's handler of the queue's interrupt, run on `vcpu` as a hard
+  // interrupt once the interrupt has been injected and the vCPU taken out
+  // of the guest to receive it.
+  using Handler = absl::AnyInvocable<sim::Task(Cpu&)>;
+  // Registers `handler` for the queue's interrupt, routed to `target`
+  // (the SPI's target vCPU, the MSI's destination).
+  virtual void SetInterrupt(Cpu& target, Handler handler) = 0;
+
+  // The transport's part of the handler, on `vcpu` after its entry:
+  // vm_interrupt's InterruptStatus read and InterruptACK write
+  // (virtio-mmio), or nothing for an MSI-X vector that names the queue
+  // (vp_vring_interrupt). *vring: whether the queue's callback is to run
+  // (vring_interrupt).
+  virtual sim::Task Acknowledge(Cpu& vcpu, bool* vring) = 0;
+
+  virtual void ResetStats() {}
+};
+
+}  // namespace models
+
+#endif  // VIOSIM_MODELS_VIRTIO_TRANSPORT_H_
