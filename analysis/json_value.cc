@@ -1,7 +1,8 @@
-// The JSON reader for the lines RunShard writes (see json_value.h).
+// The small JSON reader (see json_value.h).
 #include "analysis/json_value.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -15,6 +16,16 @@ const JsonValue* JsonValue::Find(absl::string_view key) const {
   }
   return nullptr;
 }
+
+const JsonValue& JsonValue::operator[](absl::string_view key) const {
+  static const JsonValue* const kMissing = new JsonValue;
+  const JsonValue* v = Find(key);
+  return v != nullptr ? *v : *kMissing;
+}
+
+uint64_t JsonValue::U64() const { return kind == Kind::kNumber ? std::strtoull(str.c_str(), nullptr, 10) : 0; }
+
+int64_t JsonValue::I64() const { return kind == Kind::kNumber ? std::strtoll(str.c_str(), nullptr, 10) : 0; }
 
 absl::StatusOr<JsonValue> JsonReader::Document() {
   JsonValue v;
@@ -32,7 +43,10 @@ bool JsonReader::Fail(absl::string_view what) {
 }
 
 void JsonReader::Space() {
-  while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r')) ++pos_;
+  while (pos_ < text_.size() &&
+         (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' || text_[pos_] == '\r')) {
+    ++pos_;
+  }
 }
 
 bool JsonReader::Literal(absl::string_view word) {
@@ -146,6 +160,7 @@ bool JsonReader::Value(JsonValue* v, int depth) {
     }
     const auto r = std::from_chars(text_.data() + pos_, text_.data() + end, v->number);
     if (end == pos_ || r.ptr != text_.data() + end) return Fail("bad number");
+    v->str = std::string(text_.substr(pos_, end - pos_));
     pos_ = end;
   }
   if (ok) v->raw = text_.substr(start, pos_ - start);

@@ -16,6 +16,7 @@
 #include "scenarios/stack.h"
 #include "scenarios/stacks/vhost_net.h"
 #include "scenarios/units.h"
+#include "sim/check.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
@@ -312,11 +313,8 @@ absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim:
   p.handoff = *handoff;
   const bool has_cpus = platform.Has("cpus");
   const int cpus_given = has_cpus ? static_cast<int>(platform.Int("cpus")) : 0;
-  if (has_cpus && cpus_given < p.threads) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("field 'workload.lockbench.threads': ", p.threads, " threads need as many CPUs, but ",
-                     "platform.cpus is ", cpus_given));
-  }
+  VIOSIM_CHECK(!has_cpus || cpus_given >= p.threads,
+               "each thread has a CPU of its own (the loader's checks refuse fewer CPUs)");
 
   sim::Simulator sim;
   sim.set_ideal(options.ideal);

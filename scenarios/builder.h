@@ -89,9 +89,10 @@ struct RunOptions {
   std::vector<std::string> precision_metrics;  // the metrics it is asked of; empty: all
 };
 
-// REQUIRES: `resolved` passed the loader's validation (units, bounds).
-// Returns InvalidArgument for a scenario the builder cannot wire (e.g. no
-// workload), naming the field.
+// REQUIRES: `resolved` passed the loader's validation (units, bounds) and
+// the rules that tie its fields together (checks.h), as ResolveVariant's
+// result has. Returns InvalidArgument for a scenario the builder cannot wire
+// (e.g. no workload), naming the field.
 absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved,
                                           const std::string& variant,
                                           const RunOptions& options);

@@ -6,29 +6,23 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "google/protobuf/descriptor.h"
-#include "google/protobuf/message.h"
 #include "models/block/blk_mq.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/input_file.h"
 #include "models/fio/workload.h"
 #include "models/nvme/profile.h"
 #include "scenarios/builder.h"
+#include "scenarios/field_walk.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/units.h"
 
 namespace viosim {
 namespace {
 
-using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
-using google::protobuf::Reflection;
+using internal::HasPath;
 
 // A request of the virtio_blk guests is three descriptors: the header, the
 // data and the status byte. Linux refuses a ring smaller than that
@@ -37,34 +31,6 @@ constexpr int kDescriptorsPerRequest = 3;
 
 // ---------------------------------------------------------------------------
 // Field paths
-
-// Whether the field at `path` ("a.b", "a.b[2].c") is set in `m`, and every
-// message on the way to it.
-bool HasPath(const Message& m, absl::string_view path) {
-  const Message* at = &m;
-  const std::vector<absl::string_view> steps = absl::StrSplit(path, '.');
-  for (size_t k = 0; k < steps.size(); ++k) {
-    absl::string_view name = steps[k];
-    int index = -1;
-    if (const size_t open = name.find('['); open != absl::string_view::npos) {
-      if (!absl::SimpleAtoi(name.substr(open + 1, name.size() - open - 2), &index)) return false;
-      name = name.substr(0, open);
-    }
-    const FieldDescriptor* f = at->GetDescriptor()->FindFieldByName(std::string(name));
-    if (f == nullptr || f->is_repeated() != (index >= 0)) return false;
-    const Reflection* r = at->GetReflection();
-    if (f->is_repeated() ? index >= r->FieldSize(*at, f) : !r->HasField(*at, f)) return false;
-    if (k + 1 == steps.size()) return true;
-    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return false;
-    at = f->is_repeated() ? &r->GetRepeatedMessage(*at, f, index) : &r->GetMessage(*at, f);
-  }
-  return false;
-}
-
-// The field path an assignment "a.b=1" sets.
-absl::string_view AssignedPath(absl::string_view assignment) {
-  return absl::StripAsciiWhitespace(assignment.substr(0, assignment.find('=')));
-}
 
 // Whether setting `assigned` sets the field `path` or a part of it.
 bool Reaches(absl::string_view assigned, absl::string_view path) {
@@ -155,7 +121,7 @@ class Origins {
  private:
   int LastAssignment(absl::string_view path, bool file_level) const {
     for (int i = static_cast<int>(overrides_.size()) - 1; i >= 0; --i) {
-      if (IsFileLevelOverride(overrides_[i]) == file_level && Reaches(AssignedPath(overrides_[i]), path)) return i;
+      if (IsFileLevelOverride(overrides_[i]) == file_level && Reaches(AssignmentPath(overrides_[i]), path)) return i;
     }
     return -1;
   }
@@ -462,7 +428,7 @@ void CheckVirtioBlkMq(const Scenario& s, Checker& c) {
 
 void CheckNvme(const Scenario& s, Checker& c) {
   const Stack::Nvme& n = s.stack().nvme();
-  if (n.profile() == "optane_p4800x") {  // other names are refused by the builder
+  if (n.profile() == "optane_p4800x") {  // CheckStack refuses other names
     const models::NvmeProfile profile = models::OptaneP4800X();
     const sim::Time read = n.has_read_latency() ? TimeIn(n.read_latency().value()) : profile.read_latency.value;
     const sim::Time write = n.has_write_latency() ? TimeIn(n.write_latency().value()) : profile.write_latency.value;

@@ -1,8 +1,9 @@
 // --set paths and assignments: a path such as `stack.raid10.flush_wake_up`
 // or `variant[0].overlay.run.duration` split into steps and walked down a
 // scenario to the scalar it names, the value read for that field (absolute
-// or relative to what it holds) and the assignment applied; and where the
-// field a path names was written in the file.
+// or relative to what it holds) and the assignment applied; whether the
+// field a path names is set in a message (field_walk.h), and where it was
+// written in the file.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/text_format.h"
+#include "scenarios/field_walk.h"
 #include "scenarios/input_file.h"
 #include "scenarios/loader.h"
 #include "scenarios/loader_internal.h"
@@ -55,13 +57,11 @@ using internal::Loc;
 using internal::LocationIn;
 using internal::RenamedField;
 
-namespace {
+using internal::PathStep;
+using internal::SplitFieldPath;
+using internal::StepField;
 
-// One step of a field path: a field name and, for repeated fields, an index.
-struct PathStep {
-  std::string name;
-  int index = -1;  // -1: none given
-};
+namespace internal {
 
 absl::StatusOr<std::vector<PathStep>> SplitFieldPath(absl::string_view path) {
   if (path.empty()) return absl::InvalidArgumentError("the field path is empty");
@@ -94,6 +94,33 @@ absl::StatusOr<std::vector<PathStep>> SplitFieldPath(absl::string_view path) {
   }
   return steps;
 }
+
+const FieldDescriptor* StepField(const Descriptor* d, const PathStep& step) {
+  const FieldDescriptor* f = d->FindFieldByName(step.name);
+  if (f == nullptr || f->is_repeated() != (step.index >= 0)) return nullptr;
+  return f;
+}
+
+bool HasPath(const Message& m, absl::string_view path) {
+  absl::StatusOr<std::vector<PathStep>> steps = SplitFieldPath(path);
+  if (!steps.ok()) return false;
+  const Message* at = &m;
+  for (size_t k = 0; k < steps->size(); ++k) {
+    const PathStep& step = (*steps)[k];
+    const FieldDescriptor* f = StepField(at->GetDescriptor(), step);
+    if (f == nullptr) return false;
+    const Reflection* r = at->GetReflection();
+    if (f->is_repeated() ? step.index >= r->FieldSize(*at, f) : !r->HasField(*at, f)) return false;
+    if (k + 1 == steps->size()) return true;
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return false;
+    at = f->is_repeated() ? &r->GetRepeatedMessage(*at, f, step.index) : &r->GetMessage(*at, f);
+  }
+  return false;
+}
+
+}  // namespace internal
+
+namespace {
 
 // Parses `text` as an integer of type T for field `f` and checks bounds.
 template <typename T>
@@ -637,8 +664,8 @@ std::string FieldLocation(const ScenarioFile& file, absl::string_view field_path
   const Descriptor* desc = Scenario::descriptor();
   for (size_t k = 0; k < steps->size() && tree != nullptr; ++k) {
     const PathStep& step = (*steps)[k];
-    const FieldDescriptor* f = desc->FindFieldByName(step.name);
-    if (f == nullptr || f->is_repeated() != (step.index >= 0)) break;
+    const FieldDescriptor* f = StepField(desc, step);
+    if (f == nullptr) break;
     if (k + 1 == steps->size()) {
       const Loc loc = LocationIn(tree, f, step.index, Loc{});
       if (!loc.known()) break;

@@ -95,8 +95,11 @@ absl::StatusOr<fio::EngineCosts> EngineCostsOf(const Params& platform, const mod
 // ways of running it: fio's own run rules (RunFio) and the scenario's
 // measurement engine (scenarios/builder.cc).
 struct FioRig {
-  // InvalidArgument naming the field for a bad stack, platform or job.
-  // Every scenario path the build reads is added to `*reads` when given.
+  // REQUIRES: `stack` passed the loader's validation and the rules of its
+  // stack (checks.h), as after CheckJobsOnStack or, for a scenario with an
+  // fio workload, ResolveVariant. InvalidArgument naming the field for a
+  // bad stack, platform or job. Every scenario path the build reads is
+  // added to `*reads` when given.
   static absl::StatusOr<FioRig> Make(sim::Simulator& sim, const Scenario& stack, const fio::JobFile& jobs,
                                      const fio::WorkloadControl& control, ReadSet* reads = nullptr);
   // Traces [start, start + window) of the run.
@@ -111,9 +114,10 @@ struct FioRig {
   std::unique_ptr<fio::Workload> workload;
 };
 
-// REQUIRES: `stack` passed the loader's validation. InvalidArgument for an
-// unknown profile name or a job the stack cannot run (e.g. cpus_allowed
-// naming a CPU the platform lacks), naming the field or option.
+// REQUIRES: `stack` passed the loader's validation and, with `jobs`,
+// CheckJobsOnStack (checks.h). InvalidArgument for a job the stack cannot
+// run (e.g. cpus_allowed naming a CPU the platform lacks), naming the
+// option.
 absl::StatusOr<fio::FioReport> RunFio(const Scenario& stack, const fio::JobFile& jobs,
                                       const FioRunOptions& options);
 

@@ -82,7 +82,7 @@ std::string LineWhat(absl::string_view line) {
 // Reads job-file text into sections, following includes.
 class JobTextReader {
  public:
-  explicit JobTextReader(Errors* errors) : errors_(errors) {}
+  explicit JobTextReader(Diagnostics* errors) : errors_(errors) {}
 
   // `depth` > 0 for included files.
   void Read(const std::string& file, const std::string& text, const std::string& dir,
@@ -95,22 +95,22 @@ class JobTextReader {
       if (s.empty()) continue;
       Place at{file, lineno, seq_++};
       if (std::string what = viosim::Utf8Problem(s); !what.empty()) {
-        errors_->Add(at, absl::StrCat(LineWhat(s), ": ", what));
+        AddError(errors_, at, absl::StrCat(LineWhat(s), ": ", what));
         continue;
       }
       if (s[0] == '[') {
         if (depth > 0) {
-          errors_->Add(at, "a section header in an included file (fio allows no new "
-                           "sections in included files)");
+          AddError(errors_, at,
+                   "a section header in an included file (fio allows no new sections in included files)");
           continue;
         }
         if (s.size() < 2 || s.back() != ']') {
-          errors_->Add(at, absl::StrCat("malformed section header '", s, "'"));
+          AddError(errors_, at, absl::StrCat("malformed section header '", s, "'"));
           continue;
         }
         std::string name = s.substr(1, s.size() - 2);
         if (name.empty()) {
-          errors_->Add(at, "a section with an empty name");
+          AddError(errors_, at, "a section with an empty name");
           continue;
         }
         sections_.push_back({at, name, IsGlobalName(name), {}});
@@ -120,9 +120,9 @@ class JobTextReader {
                      (s.size() == 7 || IsBlank(s[7]));
       if (sections_.empty()) {
         OptionLine o = SplitOption(s, at);
-        errors_->Add(at, include ? std::string("include outside of [] job section")
-                                 : absl::StrCat("option '", o.key,
-                                                "' outside of [] job section"));
+        AddError(errors_, at,
+                 include ? std::string("include outside of [] job section")
+                         : absl::StrCat("option '", o.key, "' outside of [] job section"));
         continue;
       }
       if (include) {
@@ -139,18 +139,18 @@ class JobTextReader {
   void Include(const Place& at, const std::string& name, const std::string& dir,
                int depth) {
     if (name.empty()) {
-      errors_->Add(at, "include without a file name");
+      AddError(errors_, at, "include without a file name");
       return;
     }
     if (depth + 1 > kMaxIncludeDepth) {
-      errors_->Add(at, absl::StrCat("include '", name, "': includes nested more than ",
-                                    kMaxIncludeDepth, " deep (a loop?)"));
+      AddError(errors_, at, absl::StrCat("include '", name, "': includes nested more than ",
+                                         kMaxIncludeDepth, " deep (a loop?)"));
       stopped_ = true;
       return;
     }
     if (++includes_ > kMaxIncludes) {
-      errors_->Add(at, absl::StrCat("include '", name, "': more than ", kMaxIncludes,
-                                    " includes in all (a file included again and again?)"));
+      AddError(errors_, at, absl::StrCat("include '", name, "': more than ", kMaxIncludes,
+                                         " includes in all (a file included again and again?)"));
       stopped_ = true;
       return;
     }
@@ -170,20 +170,21 @@ class JobTextReader {
       }
     }
     if (!text.ok()) {
-      errors_->Add(at, absl::StrCat("include '", name, "': ", text.status().message()));
+      AddError(errors_, at, absl::StrCat("include '", name, "': ", text.status().message()));
       return;
     }
     included_bytes_ += static_cast<int64_t>(text->size());
     if (included_bytes_ > viosim::kMaxInputFileBytes) {
-      errors_->Add(at, absl::StrCat("include '", name, "': the included files come to more than ",
-                                    viosim::kMaxInputFileBytes, " bytes in all (a file included again and again?)"));
+      AddError(errors_, at, absl::StrCat("include '", name, "': the included files come to more than ",
+                                         viosim::kMaxInputFileBytes,
+                                         " bytes in all (a file included again and again?)"));
       stopped_ = true;
       return;
     }
     Read(path, *text, Dirname(path), depth + 1);
   }
 
-  Errors* errors_;
+  Diagnostics* errors_;
   std::vector<Section> sections_;
   int seq_ = 0;
   int includes_ = 0;
@@ -212,13 +213,15 @@ bool IsProgramOption(absl::string_view key) {
 }  // namespace
 }  // namespace parser_internal
 
+using parser_internal::AddError;
+using parser_internal::Diagnostics;
 using parser_internal::Dirname;
-using parser_internal::Errors;
 using parser_internal::IsGlobalName;
 using parser_internal::IsProgramOption;
 using parser_internal::JobParser;
 using parser_internal::JobTextReader;
 using parser_internal::NeedsValue;
+using parser_internal::NewErrors;
 using parser_internal::OptionLine;
 using parser_internal::Place;
 using parser_internal::Section;
@@ -226,7 +229,7 @@ using parser_internal::Section;
 absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages,
                                      const std::string& text,
                                      const std::string& dir_for_includes) {
-  Errors errors;
+  Diagnostics errors = NewErrors();
   JobTextReader reader(&errors);
   reader.Read(path_for_messages, text, dir_for_includes, 0);
   JobParser parser(path_for_messages, &errors);
@@ -236,7 +239,7 @@ absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages,
 absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages, const std::string& text,
                                      const std::string& dir_for_includes,
                                      const std::vector<OptionOverride>& overrides) {
-  Errors errors;
+  Diagnostics errors = NewErrors();
   JobTextReader reader(&errors);
   reader.Read(path_for_messages, text, dir_for_includes, 0);
   std::vector<Section>& sections = reader.sections();
@@ -254,9 +257,9 @@ absl::StatusOr<JobFile> ParseJobText(const std::string& path_for_messages, const
       sec.options.push_back(std::move(line));
     }
     if (!found) {
-      errors.Add(Place{o.origin, 0, seq++},
-                 o.section.empty() ? absl::StrCat("the job file ", path_for_messages, " has no job section")
-                                   : absl::StrCat("no job section '", o.section, "' in ", path_for_messages));
+      AddError(&errors, Place{o.origin, 0, seq++},
+               o.section.empty() ? absl::StrCat("the job file ", path_for_messages, " has no job section")
+                                 : absl::StrCat("no job section '", o.section, "' in ", path_for_messages));
     }
   }
   JobParser parser(path_for_messages, &errors);
@@ -270,7 +273,7 @@ absl::StatusOr<JobFile> ParseJobFile(const std::string& path) {
 }
 
 absl::StatusOr<JobFile> ParseCommandLine(const std::vector<std::string>& args) {
-  Errors errors;
+  Diagnostics errors = NewErrors();
   std::vector<Section> sections;
   // Options before the first --name go to fio's default (global) job.
   sections.push_back({Place{kCommandLineSource, 0, 0}, "global", true, {}});
@@ -279,13 +282,13 @@ absl::StatusOr<JobFile> ParseCommandLine(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     Place at{kCommandLineSource, int(i + 1), seq++};
     if (std::string what = viosim::Utf8Problem(a); !what.empty()) {
-      errors.Add(at, absl::StrCat("argument: ", what));
+      AddError(&errors, at, absl::StrCat("argument: ", what));
       continue;
     }
     if (a.size() < 2 || a[0] != '-') {
-      errors.Add(at, absl::StrCat("unexpected argument '", a,
-                                  "' (job options are written --key=value; job files "
-                                  "are read with ParseJobFile)"));
+      AddError(&errors, at, absl::StrCat("unexpected argument '", a,
+                                         "' (job options are written --key=value; job files "
+                                         "are read with ParseJobFile)"));
       continue;
     }
     absl::string_view body = a;
@@ -301,7 +304,7 @@ absl::StatusOr<JobFile> ParseCommandLine(const std::vector<std::string>& args) {
       o.value = std::string(body.substr(eq + 1));
     }
     if (IsProgramOption(o.key)) {
-      errors.Add(at, absl::StrCat("'--", o.key, "' is a fio program option, not a job option"));
+      AddError(&errors, at, absl::StrCat("'--", o.key, "' is a fio program option, not a job option"));
       continue;
     }
     // getopt: an option that takes a value may have it in the next argument.

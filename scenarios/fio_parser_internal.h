@@ -7,20 +7,18 @@
 #ifndef VIOSIM_SCENARIOS_FIO_PARSER_INTERNAL_H_
 #define VIOSIM_SCENARIOS_FIO_PARSER_INTERNAL_H_
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "models/fio/job.h"
+#include "scenarios/diagnostics.h"
 #include "scenarios/fio_options.h"
 
 namespace fio {
@@ -48,47 +46,30 @@ constexpr size_t kMaxErrors = 20;
 // Diagnostics
 
 // A place in the input: a file (or the command line) and a line (or argument
-// number); `seq` orders places in reading order across included files.
+// number); `seq` (>= 0) orders places in reading order across included
+// files.
 struct Place {
   std::string file;
   int line = 0;
   int seq = 0;
 };
 
-class Errors {
- public:
-  void Add(const Place& at, absl::string_view what) {
-    // An override from a scenario (line 0) names its field, not a line.
-    std::string text = at.line > 0 ? absl::StrCat(at.file, ":", at.line, ": ", what) : absl::StrCat(at.file, ": ", what);
-    if (!seen_.insert(text).second) return;
-    entries_.push_back({at.seq, std::move(text)});
-  }
+using viosim::internal::Diagnostics;
 
-  bool empty() const { return entries_.empty(); }
+// The parser's collector: messages in reading order, kMaxErrors of them
+// shown.
+inline Diagnostics NewErrors() {
+  Diagnostics errors;
+  errors.set_max_shown(kMaxErrors);
+  return errors;
+}
 
-  // InvalidArgument with the messages in input order, one per line.
-  absl::Status ToStatus() const {
-    std::vector<const std::pair<int, std::string>*> sorted;
-    sorted.reserve(entries_.size());
-    for (const auto& e : entries_) sorted.push_back(&e);
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto* a, const auto* b) { return a->first < b->first; });
-    std::vector<absl::string_view> lines;
-    for (size_t i = 0; i < sorted.size() && i < kMaxErrors; ++i) {
-      lines.push_back(sorted[i]->second);
-    }
-    std::string more;
-    if (sorted.size() > kMaxErrors) {
-      more = absl::StrCat("(", sorted.size() - kMaxErrors, " more errors)");
-      lines.push_back(more);
-    }
-    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
-  }
-
- private:
-  std::vector<std::pair<int, std::string>> entries_;
-  absl::flat_hash_set<std::string> seen_;  // the texts of entries_
-};
+// Records "FILE:LINE: what" at `at`, or "FILE: what" at a place without
+// lines (line 0), such as an override from a scenario, whose FILE names the
+// field it came from.
+inline void AddError(Diagnostics* errors, const Place& at, absl::string_view what) {
+  errors->AddAt(at.file, at.line, at.seq, what);
+}
 
 // ---------------------------------------------------------------------------
 // The input, read into sections
@@ -158,14 +139,14 @@ struct NumberRule {
 // Makes the jobs of a file's sections, as fio makes them of its job file.
 class JobParser {
  public:
-  JobParser(std::string path, Errors* errors) : path_(std::move(path)), errors_(errors) {}
+  JobParser(std::string path, Diagnostics* errors) : path_(std::move(path)), errors_(errors) {}
 
   absl::StatusOr<JobFile> Run(const std::vector<Section>& sections);
 
  private:
   // Sections into jobs (fio_parser_jobs.cc).
   static void AddNote(JobFile* out, const std::string& note);
-  void Error(const Place& at, absl::string_view what) { errors_->Add(at, what); }
+  void Error(const Place& at, absl::string_view what) { AddError(errors_, at, what); }
   void ParseSection(const Section& s, JobFile* out);
   void FinishJob(const Section& s, const Defaults& d, std::vector<WrittenOption> written, JobFile* out);
   void CheckPacing(const Section& s, JobOptions& job);
@@ -196,7 +177,7 @@ class JobParser {
   absl::Status ApplyEngine(const OptionLine& o, const std::string& value, Defaults& d);
 
   std::string path_;
-  Errors* errors_;
+  Diagnostics* errors_;
   Defaults global_;
   bool in_job_ = false;  // the section being read is a job section
 };

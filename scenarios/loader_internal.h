@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/text_format.h"
 #include "scenarios/diagnostics.h"
@@ -69,6 +70,27 @@ void CheckValues(const Message& m, const ParseInfoTree* tree,
 
 // ---------------------------------------------------------------------------
 // Text format and its errors (text_errors.cc)
+
+// Gathers everything protobuf's parser reports. Warnings count as errors:
+// the parser is told to accept unknown fields only so that it goes on and
+// reports all of them (as warnings) rather than stopping at the first.
+class GatheringErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  struct Error {
+    Loc loc;
+    std::string message;
+  };
+
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override;
+  void AddWarning(int line, google::protobuf::io::ColumnNumber column,
+                  const std::string& message) override;
+
+  const std::vector<Error>& errors() const { return errors_; }
+
+ private:
+  std::vector<Error> errors_;
+};
 
 // A field renamed when the placement switches became viosim.Placement:
 // the new spelling, or "" for any other name.

@@ -11,6 +11,7 @@
 #include "models/cpu/sched_fair.h"
 #include "scenarios/stacks/parts.h"
 #include "scenarios/units.h"
+#include "sim/check.h"
 
 namespace viosim {
 
@@ -149,11 +150,7 @@ absl::StatusOr<models::LineCosts> LineCostsOf(const Params& platform, const Para
 }
 
 absl::StatusOr<models::HostCosts> HostCostsOf(const Params& platform, unsigned uses) {
-  const std::string& profile = platform.Str("host_profile");
-  if (profile != "xeon") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("field 'platform.host_profile': unknown profile '", profile, "' (profiles: xeon)"));
-  }
+  VIOSIM_CHECK(platform.Str("host_profile") == "xeon", "the host profile is known (the loader's checks refuse others)");
   models::HostCosts c = models::XeonHostCosts();
   const Params h = platform["host"];
   struct Entry {
@@ -181,13 +178,6 @@ absl::StatusOr<models::HostCosts> HostCostsOf(const Params& platform, unsigned u
     if (absl::Status s = h.OptionalCost(e.name, e.param); !s.ok()) return s;
   }
   return c;
-}
-
-absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time write, const std::string& stack) {
-  if (spread <= std::min(read, write)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("field '", stack, ".latency_exp_mean.value': ", sim::FormatTime(spread),
-                                                 " exceeds read_latency or write_latency (",
-                                                 sim::FormatTime(std::min(read, write)), ")"));
 }
 
 absl::Status RequiredCosts(const Params& p, absl::Span<const CostSlot> slots) {

@@ -157,7 +157,9 @@ absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s);
 
 models::SourceKind KindOf(const Source& s);
 // The platform's host costs: the named profile, with the scenario's
-// overrides. InvalidArgument naming the field.
+// overrides. REQUIRES: platform.host_profile names a known profile (the
+// loader's checks, checks.h, refuse others). InvalidArgument naming the
+// field for a bad override.
 // `uses` says which of them the caller charges (HostCostUse bits): only
 // those are read, the others keep the profile's values.
 enum HostCostUse : unsigned {
@@ -174,8 +176,6 @@ absl::Status RequiredCosts(const Params& p, absl::Span<const CostSlot> slots);
 // `site` lists, {the kernel's before, the patch's}: whether it holds the
 // second. InvalidArgument naming the field for a value the site lacks.
 absl::StatusOr<bool> PatchedPlacement(const Params& p, absl::string_view field, std::pair<Placement, Placement> site);
-// A latency spread must leave both fixed parts non-negative.
-absl::Status CheckLatencySpread(sim::Time spread, sim::Time read, sim::Time write, const std::string& stack);
 // platform.cache_lines: the preset table with the scenario's per-distance
 // overrides, the service ratio, the arbitration; lines homed on
 // `home_socket`. InvalidArgument naming the field.

@@ -463,6 +463,15 @@ constexpr int kMaxNesting = 100;
 
 }  // namespace
 
+void GatheringErrorCollector::AddError(int line, google::protobuf::io::ColumnNumber column,
+                                       const std::string& message) {
+  errors_.push_back({Loc{line, column}, message});
+}
+void GatheringErrorCollector::AddWarning(int line, google::protobuf::io::ColumnNumber column,
+                                         const std::string& message) {
+  errors_.push_back({Loc{line, column}, message});
+}
+
 bool ParseMessageText(const std::string& text, Message* out, ParseInfoTree* tree,
                       Diagnostics* d) {
   GatheringErrorCollector collector;

@@ -1,23 +1,20 @@
 // stack.nvme: blk-mq with one hardware queue per CPU (and poll queues)
 // over the NVMe driver and a device profile (models/block, models/nvme).
+#include <algorithm>
 #include <memory>
 #include <tuple>
 
-#include "absl/strings/str_cat.h"
 #include "models/block/blk_mq.h"
 #include "models/nvme/nvme_device.h"
 #include "models/nvme/profile.h"
 #include "scenarios/stacks/parts.h"
+#include "sim/check.h"
 
 namespace viosim::stacks {
 namespace {
 
 absl::StatusOr<models::NvmeProfile> NvmeOf(const Params& n) {
-  const std::string& profile = n.Str("profile");
-  if (profile != "optane_p4800x") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("field 'stack.nvme.profile': unknown profile '", profile, "' (profiles: optane_p4800x)"));
-  }
+  VIOSIM_CHECK(n.Str("profile") == "optane_p4800x", "the NVMe profile is known (the loader's checks refuse others)");
   models::NvmeProfile p = models::OptaneP4800X();
   const models::Source set{models::SourceKind::kEstimated, "set by the scenario"};
   if (n.Has("units")) p.units = {static_cast<int>(n.Int("units")), set};
@@ -28,11 +25,8 @@ absl::StatusOr<models::NvmeProfile> NvmeOf(const Params& n) {
                              std::pair{"latency_exp_mean", &p.latency_exp_mean}}) {
     if (absl::Status s = n.OptionalCost(name, param); !s.ok()) return s;
   }
-  if (absl::Status s = CheckLatencySpread(p.latency_exp_mean.value, p.read_latency.value, p.write_latency.value,
-                                          "stack.nvme");
-      !s.ok()) {
-    return s;
-  }
+  VIOSIM_CHECK(p.latency_exp_mean.value <= std::min(p.read_latency.value, p.write_latency.value),
+               "the exponential part is at most the read and the write latency (the loader's checks refuse more)");
   return p;
 }
 

@@ -16,6 +16,7 @@
 #include "models/vhost/vhost.h"
 #include "models/vhost/vhost_net.h"
 #include "scenarios/units.h"
+#include "sim/check.h"
 
 namespace viosim::stacks {
 namespace {
@@ -210,9 +211,8 @@ std::vector<std::string> VhostNetMetricNames() {
 }
 
 absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Params& s) {
-  if (!static_cast<const Scenario&>(s.message()).stack().has_vhost_net()) {
-    return absl::InvalidArgumentError("field 'stack.vhost_net': an iperf workload runs on a vhost_net stack");
-  }
+  VIOSIM_CHECK(static_cast<const Scenario&>(s.message()).stack().has_vhost_net(),
+               "an iperf workload has a vhost_net stack (the loader's checks refuse others)");
   const Params v = s["stack"]["vhost_net"];
   const Params w = s["workload"]["iperf"];
   Built b;
@@ -258,23 +258,16 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
   b.eventfd_signal = signal.value;
   const sim::Time path_rtt = path.value;
   if (!v.Has("link_rate_bps")) return absl::InvalidArgumentError(absl::StrCat("field '", k, "link_rate_bps' is required"));
+  // A power of two: the loader's checks (scenarios/checks.cc) refuse
+  // others, and the virtqueue model checks it.
   const int64_t ring_size = v.Int("ring_size");
-  if ((ring_size & (ring_size - 1)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("field '", k, "ring_size': not a power of two"));
-  }
   const int host_cpus = static_cast<int>(v.Int("host_cpus"));
   const int nic_rx_queues = static_cast<int>(v.Int("nic_rx_queues"));
-  if (nic_rx_queues > host_cpus) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("field '", k, "nic_rx_queues': ", nic_rx_queues, " queues need as many host CPUs (", host_cpus,
-                     ", stack.vhost_net.host_cpus)"));
-  }
+  VIOSIM_CHECK(nic_rx_queues <= host_cpus,
+               "each NIC receive queue has a host CPU of its own (the loader's checks refuse more queues)");
   const int mtu = static_cast<int>(v.Int("mtu"));
   const int tcpip_header = static_cast<int>(v.Int("tcpip_header"));
-  if (mtu <= tcpip_header) {
-    return absl::InvalidArgumentError(absl::StrCat("field '", k, "mtu': ", mtu, " leaves no room for the ",
-                                                   tcpip_header, " bytes of TCP/IP headers"));
-  }
+  VIOSIM_CHECK(mtu > tcpip_header, "a frame has room for payload after its headers (the loader's checks refuse less)");
   const Stack::VhostNet& typed = static_cast<const Scenario&>(s.message()).stack().vhost_net();
   b.link.rate_bps = {v.Real("link_rate_bps"), {KindOf(typed.link_rate_source()), "set by the scenario"}};
   b.link.mtu.value = mtu;

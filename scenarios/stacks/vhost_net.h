@@ -33,8 +33,9 @@ class VhostNetRig {
 
 std::vector<std::string> VhostNetMetricNames();
 
-// REQUIRES: `s` is resolved and validated, with an iperf workload.
-// InvalidArgument naming the field for a missing or bad one.
+// REQUIRES: `s` is resolved and validated, with an iperf workload, and
+// passed the rules of its stack (checks.h). InvalidArgument naming the
+// field for a missing or bad one.
 absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Params& s);
 
 }  // namespace viosim::stacks

@@ -12,6 +12,7 @@
 #include "models/virtio/virtqueue.h"
 #include "scenarios/stacks/parts.h"
 #include "scenarios/units.h"
+#include "sim/check.h"
 
 namespace viosim::stacks {
 namespace {
@@ -162,18 +163,13 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   absl::StatusOr<sim::Time> handoff = LockHandoff(s["platform"]);
   if (!handoff.ok()) return handoff.status();
   gc.lock_handoff.value = *handoff;
+  // irq_cpu names one of the vCPUs and ring_size is a power of two: the
+  // loader's checks (scenarios/checks.cc) refuse others, and the models
+  // check both.
   const int irq_cpu = static_cast<int>(v.Int("irq_cpu"));
-  if (irq_cpu >= m.ncpus()) {
-    return absl::InvalidArgumentError("field 'stack.virtio_blk.irq_cpu': no such vCPU (platform.cpus)");
-  }
   const int ring_size = static_cast<int>(v.Int("ring_size"));
-  if ((ring_size & (ring_size - 1)) != 0) {
-    return absl::InvalidArgumentError("field 'stack.virtio_blk.ring_size': not a power of two");
-  }
-
-  if (qc.disk_latency_exp_mean.value > qc.disk_latency.value) {
-    return absl::InvalidArgumentError("field 'stack.virtio_blk.disk_latency_exp_mean.value': exceeds disk_latency");
-  }
+  VIOSIM_CHECK(qc.disk_latency_exp_mean.value <= qc.disk_latency.value,
+               "the disk's exponential part is at most its latency (the loader's checks refuse more)");
   models::VirtioBlkParams params;
   absl::StatusOr<bool> after = PatchedPlacement(v, "notify", {UNDER_LOCK, AFTER_UNLOCK});
   if (!after.ok()) return after.status();

@@ -8,6 +8,7 @@
 #include "models/kvm/kvm.h"
 #include "models/virtio/mq/virtio_blk_mq.h"
 #include "scenarios/stacks/parts.h"
+#include "sim/check.h"
 
 namespace viosim::stacks {
 namespace {
@@ -125,19 +126,15 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   c.read_bandwidth.value = v.Real("read_bandwidth");
   c.write_bandwidth.value = v.Real("write_bandwidth");
   if (absl::Status st = v.OptionalCost("latency_exp_mean", &c.latency_exp_mean); !st.ok()) return st;
-  if (absl::Status st = CheckLatencySpread(c.latency_exp_mean.value, c.read_latency.value, c.write_latency.value,
-                                           "stack.virtio_blk_mq");
-      !st.ok()) {
-    return st;
-  }
+  VIOSIM_CHECK(c.latency_exp_mean.value <= std::min(c.read_latency.value, c.write_latency.value),
+               "the exponential part is at most the read and the write latency (the loader's checks refuse more)");
   kc.ioeventfd = true;
   absl::StatusOr<sim::Time> handoff = LockHandoff(s["platform"]);
   if (!handoff.ok()) return handoff.status();
   c.lock_handoff.value = *handoff;
+  // A power of two: the loader's checks (scenarios/checks.cc) refuse
+  // others, and the virtqueue model checks it.
   const int ring_size = static_cast<int>(v.Int("ring_size"));
-  if ((ring_size & (ring_size - 1)) != 0) {
-    return absl::InvalidArgumentError("field 'stack.virtio_blk_mq.ring_size': not a power of two");
-  }
 
   return std::make_unique<VirtioBlkMqStack>(m, kc, c, ring_size, v.Bool("event_idx"),
                                             static_cast<uint64_t>(s["run"].Int("seed")));

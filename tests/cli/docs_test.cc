@@ -16,7 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -17,12 +18,13 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "analysis/json_value.h"
 #include "gtest/gtest.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace {
 
-using fio_test::Json;
+using analysis::JsonValue;
 
 struct CellKey {
   std::string scenario, variant, metric;
@@ -76,10 +78,10 @@ bool ShowsRounded(absl::string_view shown, double value) {
 }
 
 struct Report {
-  Json json;
-  const Json* Cell(const CellKey& k) const {
-    for (const Json& c : json["cells"].items) {
-      if (c["scenario"].text == k.scenario && c["variant"].text == k.variant && c["metric"].text == k.metric) return &c;
+  JsonValue json;
+  const JsonValue* Cell(const CellKey& k) const {
+    for (const JsonValue& c : json["cells"].items) {
+      if (c["scenario"].str == k.scenario && c["variant"].str == k.variant && c["metric"].str == k.metric) return &c;
     }
     return nullptr;
   }
@@ -90,8 +92,8 @@ class ReadmeTest : public ::testing::Test {
   void SetUp() override {
     readme_ = fio_test::ReadFile("README.md");
     ASSERT_FALSE(readme_.empty());
-    std::optional<Json> j = fio_test::JsonParser(fio_test::ReadFile("docs/reproduction/data.json")).Parse();
-    ASSERT_TRUE(j.has_value()) << "docs/reproduction/data.json does not parse";
+    absl::StatusOr<JsonValue> j = analysis::JsonReader(fio_test::ReadFile("docs/reproduction/data.json")).Document();
+    ASSERT_TRUE(j.ok()) << "docs/reproduction/data.json does not parse";
     report_.json = std::move(*j);
     ASSERT_FALSE(report_.json["cells"].items.empty());
   }
@@ -101,7 +103,7 @@ class ReadmeTest : public ::testing::Test {
 
 TEST_F(ReadmeTest, CellCountsAreTheReports) {
   int within = 0;
-  for (const Json& c : report_.json["cells"].items) within += c["within"].boolean ? 1 : 0;
+  for (const JsonValue& c : report_.json["cells"].items) within += c["within"].b ? 1 : 0;
   const std::string said = absl::StrCat("all ", report_.json["cells"].items.size(), " are in the report; ", within,
                                         " within tolerance");
   EXPECT_TRUE(absl::StrContains(absl::StrReplaceAll(readme_, {{"\n", " "}}), said))
@@ -119,28 +121,28 @@ TEST_F(ReadmeTest, EveryHeadlineRowIsItsReportCell) {
     ++rows;
     const auto key = RowKeys().find({f[1], f[2]});
     ASSERT_NE(key, RowKeys().end()) << "a headline row the test does not know: " << line;
-    const Json* cell = report_.Cell(key->second);
+    const JsonValue* cell = report_.Cell(key->second);
     ASSERT_NE(cell, nullptr) << "no report cell " << key->second.scenario << "/" << key->second.variant << "/"
                              << key->second.metric;
-    EXPECT_TRUE(ShowsRounded(f[3], (*cell)["published"].Num())) << line << ": published " << (*cell)["published"].text;
-    EXPECT_TRUE(ShowsRounded(f[4], (*cell)["modeled"].Num())) << line << ": modeled " << (*cell)["modeled"].text;
+    EXPECT_TRUE(ShowsRounded(f[3], (*cell)["published"].Num())) << line << ": published " << (*cell)["published"].str;
+    EXPECT_TRUE(ShowsRounded(f[4], (*cell)["modeled"].Num())) << line << ": modeled " << (*cell)["modeled"].str;
     // The error to the precision shown, or to a whole percent above 100%.
     const std::optional<double> err = Number(f[5]);
     ASSERT_TRUE(err.has_value()) << line;
     const double model_err = (*cell)["error_pct"].Num();
     const double unit = std::pow(10.0, -Decimals(f[5]));
     EXPECT_LE(std::fabs(*err - model_err), 0.5 * unit + 1e-9) << line << ": error " << model_err;
-    EXPECT_TRUE(absl::StartsWith(f[6], (*cell)["role"].text)) << line << ": role " << (*cell)["role"].text;
-    EXPECT_EQ(absl::StrContains(f[6], "known gap"), !(*cell)["known_gap"].text.empty()) << line;
+    EXPECT_TRUE(absl::StartsWith(f[6], (*cell)["role"].str)) << line << ": role " << (*cell)["role"].str;
+    EXPECT_EQ(absl::StrContains(f[6], "known gap"), !(*cell)["known_gap"].str.empty()) << line;
   }
   EXPECT_EQ(rows, static_cast<int>(RowKeys().size()));
 }
 
 // The README quotes the kick-lock band from that cell's known-gap note.
 TEST_F(ReadmeTest, TheQuotedBandIsTheCellsOwn) {
-  const Json* cell = report_.Cell({"virtio_blk_kick_lock", "after", "iops"});
+  const JsonValue* cell = report_.Cell({"virtio_blk_kick_lock", "after", "iops"});
   ASSERT_NE(cell, nullptr);
-  const std::string& gap = (*cell)["known_gap"].text;
+  const std::string& gap = (*cell)["known_gap"].str;
   const std::string flat = absl::StrReplaceAll(readme_, {{"\n", " "}});
   const size_t at = flat.find("`after` band is ");
   ASSERT_NE(at, std::string::npos) << "the README no longer quotes the band";

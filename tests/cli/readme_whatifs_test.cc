@@ -4,21 +4,21 @@
 // figures; the test fails when the README no longer says it word for word.
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "analysis/json_value.h"
 #include "gtest/gtest.h"
 #include "tests/cli/run_viosim.h"
-#include "tests/fio_output/json_reader.h"
 
 namespace {
 
-using fio_test::Json;
+using analysis::JsonValue;
 
 class ReadmeWhatIfsTest : public ::testing::Test {
  protected:
@@ -28,12 +28,12 @@ class ReadmeWhatIfsTest : public ::testing::Test {
     ASSERT_FALSE(readme_.empty());
   }
   // Runs viosim with `args` and --format json.
-  Json Run(const std::string& args) {
+  JsonValue Run(const std::string& args) {
     const clitest::Result r = clitest::Viosim(absl::StrCat(args, " --format json"));
     EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
-    std::optional<Json> j = fio_test::JsonParser(r.out).Parse();
-    EXPECT_TRUE(j.has_value()) << args;
-    return j.value_or(Json{});
+    absl::StatusOr<JsonValue> j = analysis::JsonReader(r.out).Document();
+    EXPECT_TRUE(j.ok()) << args;
+    return j.value_or(JsonValue{});
   }
   void ExpectSays(const std::string& sentence) {
     EXPECT_TRUE(absl::StrContains(readme_, sentence)) << "the README should say: " << sentence;
@@ -55,34 +55,34 @@ std::string Grouped(double v) {
 }
 
 // A metric of a `run` variant.
-double RunMetric(const Json& run, const std::string& variant, const std::string& metric) {
-  for (const Json& v : run["variants"].items) {
-    if (v["name"].text == variant) return v["metrics"][metric].Num();
+double RunMetric(const JsonValue& run, const std::string& variant, const std::string& metric) {
+  for (const JsonValue& v : run["variants"].items) {
+    if (v["name"].str == variant) return v["metrics"][metric].Num();
   }
   ADD_FAILURE() << "no variant " << variant;
   return NAN;
 }
 
 // A metric of a `sweep` point.
-double SweepMetric(const Json& sweep, const std::string& value, const std::string& variant,
+double SweepMetric(const JsonValue& sweep, const std::string& value, const std::string& variant,
                    const std::string& metric) {
-  for (const Json& p : sweep["points"].items) {
-    if (p["value"].text == value && p["variant"].text == variant) return p["metrics"][metric].Num();
+  for (const JsonValue& p : sweep["points"].items) {
+    if (p["value"].str == value && p["variant"].str == variant) return p["metrics"][metric].Num();
   }
   ADD_FAILURE() << "no point " << value << " / " << variant;
   return NAN;
 }
 
 TEST_F(ReadmeWhatIfsTest, Lockbench) {
-  const Json base = Run("run scenarios/lockbench.textproto --variant N64");
-  const Json slow = Run("run scenarios/lockbench.textproto --variant N64 --set platform.lock_handoff.value=200ns");
+  const JsonValue base = Run("run scenarios/lockbench.textproto --variant N64");
+  const JsonValue slow = Run("run scenarios/lockbench.textproto --variant N64 --set platform.lock_handoff.value=200ns");
   ExpectSays(absl::StrCat("drops throughput from ", Grouped(RunMetric(base, "N64", "lock_acquisitions_per_s")),
                           " to ", Grouped(RunMetric(slow, "N64", "lock_acquisitions_per_s")),
                           " acquisitions/s"));
 }
 
 TEST_F(ReadmeWhatIfsTest, KickLock) {
-  const Json s = Run(
+  const JsonValue s = Run(
       "sweep scenarios/virtio_blk_kick_lock.textproto --over "
       "platform.kvm.mmio_exit_user.value=2us,10us,30us,80us --jobs 2");
   ExpectSays(absl::StrCat("gives ", Grouped(SweepMetric(s, "2us", "before", "iops")), " IOPS before and ",
@@ -92,7 +92,7 @@ TEST_F(ReadmeWhatIfsTest, KickLock) {
 }
 
 TEST_F(ReadmeWhatIfsTest, BlkPoll) {
-  const Json s = Run(
+  const JsonValue s = Run(
       "sweep scenarios/virtio_blk_poll.textproto --over "
       "stack.virtio_blk_mq.irq_entry.value=400ns,800ns,1600ns,3200ns --variant randread-4k-hipri0 "
       "--variant randread-4k-hipri1 --jobs 2");
@@ -112,14 +112,14 @@ TEST_F(ReadmeWhatIfsTest, BlkPoll) {
 // The grid of "Does polling pay?": polling's gain in IOPS and in host CPU
 // per I/O at the fastest and the slowest device, over every job count.
 TEST_F(ReadmeWhatIfsTest, BlkPollGrid) {
-  const Json s = Run(
+  const JsonValue s = Run(
       "sweep scenarios/virtio_blk_poll.textproto --over stack.virtio_blk_mq.read_latency.value=3us,10us,30us,100us "
       "--over workload.fio.numjobs=1,2,4 -v randread-4k-hipri0 -v randread-4k-hipri1 --metric iops --metric "
       "host_cpu_us_per_io --jobs 2");
   auto span = [&s](const std::string& value, const std::string& metric, const char* fmt) {
     double lo = INFINITY, hi = -INFINITY;
-    for (const Json& g : s["gains"].items) {
-      if (g["value"].text != value || g["metric"].text != metric) continue;
+    for (const JsonValue& g : s["gains"].items) {
+      if (g["value"].str != value || g["metric"].str != metric) continue;
       lo = std::min(lo, g["ratio"].Num());
       hi = std::max(hi, g["ratio"].Num());
     }
@@ -134,7 +134,7 @@ TEST_F(ReadmeWhatIfsTest, BlkPollGrid) {
 
 // The load curve: fio's pacing swept on blk-poll.
 TEST_F(ReadmeWhatIfsTest, BlkPollLoadCurve) {
-  const Json s = Run(
+  const JsonValue s = Run(
       "sweep scenarios/virtio_blk_poll.textproto -v randread-4k-hipri0 -v randread-4k-hipri1 --set "
       "workload.fio.rate_process=poisson --over workload.fio.rate_iops=5000,10000,20000,30000,35000,40000,50000 "
       "--metric iops --metric clat_mean_us --jobs 2");
@@ -149,10 +149,10 @@ TEST_F(ReadmeWhatIfsTest, BlkPollLoadCurve) {
 
 TEST_F(ReadmeWhatIfsTest, VhostWake) {
   const std::string variants = " --variant streams256-original --variant streams256-modified --jobs 2";
-  const Json pinned =
+  const JsonValue pinned =
       Run(absl::StrCat("run scenarios/vhost_work_queue.textproto", variants, " --set stack.vhost_net.worker_cpu=1"));
-  const Json built = Run(absl::StrCat("run scenarios/vhost_work_queue.textproto", variants));
-  auto pct = [](const Json& run, const char* v) {
+  const JsonValue built = Run(absl::StrCat("run scenarios/vhost_work_queue.textproto", variants));
+  auto pct = [](const JsonValue& run, const char* v) {
     return absl::StrFormat("%.2f%%", RunMetric(run, v, "vhost_cpu_pct"));
   };
   ExpectSays(absl::StrCat("gives ", pct(pinned, "streams256-original"), " and ", pct(pinned, "streams256-modified"),
@@ -161,7 +161,7 @@ TEST_F(ReadmeWhatIfsTest, VhostWake) {
 }
 
 TEST_F(ReadmeWhatIfsTest, Raid10) {
-  const Json r = Run("run scenarios/raid10_unplug.textproto --set platform.cache_lines.preset=none --jobs 2");
+  const JsonValue r = Run("run scenarios/raid10_unplug.textproto --set platform.cache_lines.preset=none --jobs 2");
   ExpectSays(absl::StrCat("gives ", Grouped(RunMetric(r, "before", "iops")), " IOPS before the patch and ",
                           Grouped(RunMetric(r, "after", "iops")), " after"));
 }

@@ -13,20 +13,21 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/json_value.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace {
 
-using ::fio_test::Json;
+using ::analysis::JsonValue;
 using ::testing::HasSubstr;
 
 struct Result {
@@ -58,10 +59,10 @@ int Count(const std::string& text, const std::string& what) {
 }
 
 // The id report.py gives an element of a cell: KIND.scenario.variant.metric.
-std::string CellId(const std::string& kind, const Json& cell) {
+std::string CellId(const std::string& kind, const JsonValue& cell) {
   std::string id = kind;
   for (const char* key : {"scenario", "variant", "metric"}) {
-    std::string part = cell[key].text;
+    std::string part = cell[key].str;
     for (char& c : part) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
     }
@@ -89,20 +90,21 @@ void ExpectSameDirs(const std::string& a, const std::string& b) {
 // published and one modeled bar per cell in the overview and in its
 // scenario's chart; a whisker exactly where an interval was computed.
 void ExpectOneBarPerCell(const std::string& dir) {
-  std::optional<Json> data = fio_test::ParseJson(fio_test::ReadFile(dir + "/data.json"));
-  ASSERT_TRUE(data.has_value()) << dir;
-  const Json& cells = (*data)["cells"];
+  absl::StatusOr<JsonValue> data = analysis::JsonReader(fio_test::ReadFile(dir + "/data.json")).Document();
+  ASSERT_TRUE(data.ok()) << dir;
+  const JsonValue& cells = (*data)["cells"];
   ASSERT_GT(cells.items.size(), 0u);
   const std::string overview = fio_test::ReadFile(dir + "/reproduction.svg");
   std::map<std::string, std::string> charts;
   int bands = 0;
-  for (const Json& c : cells.items) {
-    const std::string s = c["scenario"].text;
+  for (const JsonValue& c : cells.items) {
+    const std::string s = c["scenario"].str;
     if (!charts.count(s)) charts[s] = fio_test::ReadFile(absl::StrCat(dir, "/", s, ".svg"));
     for (const std::string* svg : {&overview, static_cast<const std::string*>(&charts[s])}) {
       EXPECT_EQ(Count(*svg, CellId("published", c)), 1) << CellId("published", c);
       EXPECT_EQ(Count(*svg, CellId("modeled", c)), 1) << CellId("modeled", c);
-      EXPECT_EQ(Count(*svg, CellId("ci95", c)), c["ci95"].kind == Json::kNumber ? 1 : 0) << CellId("ci95", c);
+      EXPECT_EQ(Count(*svg, CellId("ci95", c)), c["ci95"].kind == JsonValue::Kind::kNumber ? 1 : 0)
+          << CellId("ci95", c);
       EXPECT_EQ(Count(*svg, CellId("band", c)), c.Has("band") ? 1 : 0) << CellId("band", c);
     }
     bands += c.Has("band");
@@ -134,21 +136,21 @@ TEST(ReportTest, ReproductionChartHasOneBarPerCellAndMatchesTheCommittedOne) {
   // cannot show a smaller difference, and a bigger one means it is stale.
   const std::string committed = "docs/reproduction";
   ExpectOneBarPerCell(committed);
-  std::optional<Json> now = fio_test::ParseJson(fio_test::ReadFile(dir + "/data.json"));
-  std::optional<Json> then = fio_test::ParseJson(fio_test::ReadFile(committed + "/data.json"));
-  ASSERT_TRUE(now.has_value() && then.has_value());
+  absl::StatusOr<JsonValue> now = analysis::JsonReader(fio_test::ReadFile(dir + "/data.json")).Document();
+  absl::StatusOr<JsonValue> then = analysis::JsonReader(fio_test::ReadFile(committed + "/data.json")).Document();
+  ASSERT_TRUE(now.ok() && then.ok());
   const auto& a = (*now)["cells"].items;
   const auto& b = (*then)["cells"].items;
   ASSERT_EQ(a.size(), b.size()) << "regenerate: viosim reproduce --jobs 2 --report docs/reproduction";
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string name = absl::StrCat(a[i]["scenario"].text, "/", a[i]["variant"].text, "/", a[i]["metric"].text);
-    EXPECT_EQ(name, absl::StrCat(b[i]["scenario"].text, "/", b[i]["variant"].text, "/", b[i]["metric"].text));
-    EXPECT_EQ(a[i]["published"].text, b[i]["published"].text) << name;
-    EXPECT_EQ(a[i]["role"].text, b[i]["role"].text) << name;
-    EXPECT_EQ(a[i]["known_gap"].text.empty(), b[i]["known_gap"].text.empty()) << name;
+    const std::string name = absl::StrCat(a[i]["scenario"].str, "/", a[i]["variant"].str, "/", a[i]["metric"].str);
+    EXPECT_EQ(name, absl::StrCat(b[i]["scenario"].str, "/", b[i]["variant"].str, "/", b[i]["metric"].str));
+    EXPECT_EQ(a[i]["published"].str, b[i]["published"].str) << name;
+    EXPECT_EQ(a[i]["role"].str, b[i]["role"].str) << name;
+    EXPECT_EQ(a[i]["known_gap"].str.empty(), b[i]["known_gap"].str.empty()) << name;
     EXPECT_EQ(a[i].Has("band"), b[i].Has("band")) << name;
     const double m = a[i]["modeled"].Num();
-    const double ci = a[i]["ci95"].kind == Json::kNumber ? a[i]["ci95"].Num() : 0;
+    const double ci = a[i]["ci95"].kind == JsonValue::Kind::kNumber ? a[i]["ci95"].Num() : 0;
     const double tol_pct = std::min(10.0, std::max(0.5, 100 * 2 * ci / std::abs(m)));
     EXPECT_NEAR(b[i]["modeled"].Num(), m, std::abs(m) * tol_pct / 100)
         << name << ": the committed chart is stale; regenerate: viosim reproduce --jobs 2 --report docs/reproduction";
@@ -224,22 +226,22 @@ TEST(ReportTest, ExplainDrawsOneBarPerVariedCost) {
   EXPECT_EQ(Files(one),
             (std::vector<std::string>{"data.json", "explain_N4.lock_acquisitions_per_s.svg", "report.md"}));
   const std::string svg = fio_test::ReadFile(one + "/explain_N4.lock_acquisitions_per_s.svg");
-  std::optional<Json> data = fio_test::JsonParser(fio_test::ReadFile(one + "/data.json")).Parse();
-  ASSERT_TRUE(data.has_value());
-  const std::vector<Json>& costs = (*data)["costs"].items;
+  absl::StatusOr<JsonValue> data = analysis::JsonReader(fio_test::ReadFile(one + "/data.json")).Document();
+  ASSERT_TRUE(data.ok());
+  const std::vector<JsonValue>& costs = (*data)["costs"].items;
   ASSERT_EQ(costs.size(), 2u);  // think and hold; the zero hand-off is not varied
   EXPECT_EQ(Count(svg, "id=\"elasticity."), 2);
   EXPECT_EQ(Count(svg, "id=\"ci95."), 2);
   const std::string md = fio_test::ReadFile(one + "/report.md");
   size_t last = 0;
-  for (const Json& c : costs) {
-    std::string id = c["field"].text;  // as report.py's safe_id writes it
+  for (const JsonValue& c : costs) {
+    std::string id = c["field"].str;  // as report.py's safe_id writes it
     for (char& ch : id) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
     }
     EXPECT_EQ(Count(svg, absl::StrCat("id=\"elasticity.", id, "\"")), 1) << id;
-    const size_t at = md.find(absl::StrCat("| `", c["field"].text, "` |"));
-    ASSERT_NE(at, std::string::npos) << c["field"].text;
+    const size_t at = md.find(absl::StrCat("| `", c["field"].str, "` |"));
+    ASSERT_NE(at, std::string::npos) << c["field"].str;
     EXPECT_GT(at, last) << "the table keeps the ranking";
     last = at;
   }

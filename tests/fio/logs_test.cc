@@ -14,18 +14,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "analysis/json_value.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using ::fio_test::Json;
+using ::analysis::JsonValue;
 
 const char kJobs[] = "tests/fio/logs";
 const char kReference[] = "tests/fio/logs/fio-3.33";
@@ -136,10 +138,10 @@ double Mean(const std::string& path, int ddir) {
   return n > 0 ? sum / n : -1;
 }
 
-Json Report(const std::string& path) {
-  std::optional<Json> j = fio_test::ParseJson(fio_test::ReadFile(path));
-  EXPECT_TRUE(j.has_value()) << path;
-  return j.value_or(Json());
+JsonValue Report(const std::string& path) {
+  absl::StatusOr<JsonValue> j = analysis::JsonReader(fio_test::ReadFile(path)).Document();
+  EXPECT_TRUE(j.ok()) << path;
+  return j.value_or(JsonValue());
 }
 
 TEST(FioLogs, SameFilesAndColumnsAsRealFio) {
@@ -194,15 +196,15 @@ TEST(FioLogs, PerIoLogsHaveALinePerCompletionAndTheSameRun) {
 // The log means the JSON reports, checked on fio's own files first (the
 // rule is fio's), then on viosim's.
 void ExpectMeansAgree(const std::string& dir, const std::string& name) {
-  const Json report = Report(absl::StrCat(dir, "/", name, ".json"));
-  const std::vector<Json>& jobs = report["jobs"].items;
+  const JsonValue report = Report(absl::StrCat(dir, "/", name, ".json"));
+  const std::vector<JsonValue>& jobs = report["jobs"].items;
   if (name == "per_io") {
     // Per-I/O logs: clat and lat in ns, bw as each I/O's bytes * 10^6 /
     // clat_ns, iops 1: their means are the JSON's clat_ns, lat_ns, bw and
     // iops means, to the JSON's six decimals.
     ASSERT_EQ(jobs.size(), 1u);
     for (int k = 0; k < 1; ++k) {
-      const Json& rd = jobs[k]["read"];
+      const JsonValue& rd = jobs[k]["read"];
       const std::string n = absl::StrCat(".", k + 1, ".log");
       EXPECT_NEAR(Mean(absl::StrCat(dir, "/per_io_clat", n), 0), rd["clat_ns"]["mean"].Num(), 1e-6) << dir;
       EXPECT_NEAR(Mean(absl::StrCat(dir, "/per_io_lat", n), 0), rd["lat_ns"]["mean"].Num(), 1e-6) << dir;
@@ -218,7 +220,7 @@ void ExpectMeansAgree(const std::string& dir, const std::string& name) {
     const char* prefix[] = {"avg", "max"};
     for (int k = 0; k < 2; ++k) {
       for (int d = 0; d < 2; ++d) {
-        const Json& s = jobs[k][d == 0 ? "read" : "write"];
+        const JsonValue& s = jobs[k][d == 0 ? "read" : "write"];
         const std::string n = absl::StrCat(".", k + 1, ".log");
         EXPECT_NEAR(Mean(absl::StrCat(dir, "/", prefix[k], "_bw", n), d), s["bw_mean"].Num(), 0.5) << dir;
         EXPECT_NEAR(Mean(absl::StrCat(dir, "/", prefix[k], "_iops", n), d), s["iops_mean"].Num(), 0.5) << dir;

@@ -13,17 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "analysis/json_value.h"
 #include "gtest/gtest.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using ::fio_test::Json;
+using ::analysis::JsonValue;
 
 std::string TmpDir() {
   const char* t = std::getenv("TEST_TMPDIR");
@@ -65,10 +67,10 @@ Paced RunJob(const std::string& name, const std::string& options, bool real) {
                           dir, " 2>", dir, "/err");
   EXPECT_EQ(Shell(cmd), 0) << cmd << "\n" << fio_test::ReadFile(dir + "/err");
   Paced r;
-  std::optional<Json> j = fio_test::JsonParser(fio_test::ReadFile(json)).Parse();
-  EXPECT_TRUE(j.has_value()) << json;
-  if (!j) return r;
-  const Json& read = (*j)["jobs"].items.at(0)["read"];
+  absl::StatusOr<JsonValue> j = analysis::JsonReader(fio_test::ReadFile(json)).Document();
+  EXPECT_TRUE(j.ok()) << json;
+  if (!j.ok()) return r;
+  const JsonValue& read = (*j)["jobs"].items.at(0)["read"];
   r.total_ios = read["total_ios"].Num();
   r.iops = read["iops"].Num();
   r.bw_kib = read["bw"].Num();

@@ -7,19 +7,21 @@
 #include <vector>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "models/block/host_costs.h"
 #include "analysis/fio_output.h"
+#include "analysis/json_value.h"
 #include "scenarios/fio_parser.h"
 #include "models/nvme/nvme_device.h"
 #include "models/nvme/profile.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/loader.h"
 #include "sim/simulator.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace {
 
@@ -159,8 +161,8 @@ TEST_P(KeyTree, MatchesRealFio) {
                         '\n')) {
       if (!line.empty() && line[0] != '#') want.emplace_back(line);
     }
-    const auto root = fio_test::ParseJson(fio::FormatJson(*r, plus));
-    ASSERT_TRUE(root.has_value());
+    const auto root = analysis::JsonReader(fio::FormatJson(*r, plus)).Document();
+    ASSERT_TRUE(root.ok());
     std::vector<std::string> all, got;
     fio_test::KeyTree(*root, "", {"percentile", "bins", "global options", "job options"}, &all);
     for (const std::string& e : all) {

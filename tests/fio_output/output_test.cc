@@ -11,18 +11,20 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "analysis/json_value.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/fio/stats.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace fio {
 namespace {
 
-using fio_test::Json;
+using analysis::JsonValue;
 using ::testing::HasSubstr;
 
 const char kTestdata[] = "tests/fio_output/testdata/";
@@ -112,7 +114,7 @@ std::string Fmt(double v) { return absl::StrFormat("%f", v); }
 // fio prints shares of integer counts; find counts (over `total`, or over
 // the smallest total that works when `total` is 0) whose shares print as the
 // JSON's values. `clamp` is fio's smallest shown share (0.1 or 0.01).
-bool CountsFor(const Json& obj, uint64_t total, double clamp, std::vector<uint64_t>* counts,
+bool CountsFor(const JsonValue& obj, uint64_t total, double clamp, std::vector<uint64_t>* counts,
                uint64_t* total_out) {
   auto share = [&](uint64_t c, uint64_t t) {
     if (t == 0) return 0.0;
@@ -123,7 +125,7 @@ bool CountsFor(const Json& obj, uint64_t total, double clamp, std::vector<uint64
   auto fit = [&](uint64_t t, std::vector<uint64_t>* out) {
     out->clear();
     for (const auto& [key, value] : obj.members) {
-      if (value.text == "0.000000") {
+      if (value.str == "0.000000") {
         out->push_back(0);
         continue;
       }
@@ -132,7 +134,7 @@ bool CountsFor(const Json& obj, uint64_t total, double clamp, std::vector<uint64
       bool found = false;
       for (int64_t c : {guess, guess - 1, guess + 1, guess - 2, guess + 2, int64_t{1}}) {
         if (c < 1 || c > static_cast<int64_t>(t)) continue;
-        if (Fmt(share(c, t)) == value.text) {
+        if (Fmt(share(c, t)) == value.str) {
           out->push_back(c);
           found = true;
           break;
@@ -156,7 +158,7 @@ bool CountsFor(const Json& obj, uint64_t total, double clamp, std::vector<uint64
 }
 
 template <size_t N>
-void FillCounts(const Json& obj, uint64_t total, double clamp, std::array<uint64_t, N>* out,
+void FillCounts(const JsonValue& obj, uint64_t total, double clamp, std::array<uint64_t, N>* out,
                 uint64_t* total_out = nullptr) {
   std::vector<uint64_t> counts;
   uint64_t t = 0;
@@ -168,7 +170,7 @@ void FillCounts(const Json& obj, uint64_t total, double clamp, std::array<uint64
 
 // A clat histogram for a plain-JSON run (no bins): mass placed at the
 // percentile values so that fio's percentile rule gives them back.
-std::array<uint64_t, LatStat::kBuckets> BucketsFromPercentiles(const Json& pct, uint64_t n, uint64_t max) {
+std::array<uint64_t, LatStat::kBuckets> BucketsFromPercentiles(const JsonValue& pct, uint64_t n, uint64_t max) {
   std::array<uint64_t, LatStat::kBuckets> b{};
   uint64_t cum = 0;
   int last = -1;
@@ -190,7 +192,7 @@ std::array<uint64_t, LatStat::kBuckets> BucketsFromPercentiles(const Json& pct, 
   return b;
 }
 
-LatStat LatFromJson(const Json& o) {
+LatStat LatFromJson(const JsonValue& o) {
   std::array<uint64_t, LatStat::kBuckets> buckets{};
   if (o.Has("bins")) {
     for (const auto& [key, count] : o["bins"].members) buckets[LatStat::BucketOf(std::stoull(key))] += count.U64();
@@ -201,7 +203,7 @@ LatStat LatFromJson(const Json& o) {
                             buckets);
 }
 
-SampleStat SamplesFromJson(const Json& d, const std::string& p, const char* dev) {
+SampleStat SamplesFromJson(const JsonValue& d, const std::string& p, const char* dev) {
   SampleStat s;
   s.min = d[p + "_min"].U64();
   s.max = d[p + "_max"].U64();
@@ -218,10 +220,10 @@ FioReport ReportFromCapture(const Capture& c, const std::vector<FioReport::Heade
   FioReport r;
   r.headers = headers;
   r.processes = processes;
-  const auto root = fio_test::ParseJson(c.json);
-  EXPECT_TRUE(root.has_value());
-  if (!root) return r;
-  for (const auto& [key, value] : (*root)["global options"].members) r.global_options.push_back({key, value.text});
+  const auto root = analysis::JsonReader(c.json).Document();
+  EXPECT_TRUE(root.ok());
+  if (!root.ok()) return r;
+  for (const auto& [key, value] : (*root)["global options"].members) r.global_options.push_back({key, value.str});
 
   std::vector<std::pair<int, int>> members_pid;
   for (absl::string_view line : absl::StrSplit(c.body, '\n')) {
@@ -235,9 +237,9 @@ FioReport ReportFromCapture(const Capture& c, const std::vector<FioReport::Heade
   }
 
   size_t entity = 0;
-  for (const Json& job : (*root)["jobs"].items) {
+  for (const JsonValue& job : (*root)["jobs"].items) {
     ThreadStat ts;
-    ts.name = job["jobname"].text;
+    ts.name = job["jobname"].str;
     ts.groupid = static_cast<int>(job["groupid"].I64());
     ts.error = static_cast<int>(job["error"].I64());
     ts.elapsed_s = job["elapsed"].U64();
@@ -247,12 +249,12 @@ FioReport ReportFromCapture(const Capture& c, const std::vector<FioReport::Heade
     }
     ++entity;
     if (job.Has("job options")) {
-      for (const auto& [key, value] : job["job options"].members) ts.job_options.push_back({key, value.text});
+      for (const auto& [key, value] : job["job options"].members) ts.job_options.push_back({key, value.str});
     }
-    if (job.Has("desc")) ts.description = job["desc"].text;
+    if (job.Has("desc")) ts.description = job["desc"].str;
     uint64_t total_ios = 0;
     for (int d = 0; d < kDdirs; ++d) {
-      const Json& j = job[d == 0 ? "read" : d == 1 ? "write" : "trim"];
+      const JsonValue& j = job[d == 0 ? "read" : d == 1 ? "write" : "trim"];
       DirStats& s = ts.ddir[d];
       s.io_bytes = j["io_bytes"].U64();
       s.total_ios = j["total_ios"].U64();
@@ -290,9 +292,9 @@ FioReport ReportFromCapture(const Capture& c, const std::vector<FioReport::Heade
     }
     r.groups.push_back(MakeGroupStat(g, members));
   }
-  for (const Json& d : (*root)["disk_util"].items) {
+  for (const JsonValue& d : (*root)["disk_util"].items) {
     DiskUtil du;
-    du.name = d["name"].text;
+    du.name = d["name"].str;
     du.ios[0] = d["read_ios"].U64();
     du.ios[1] = d["write_ios"].U64();
     du.merges[0] = d["read_merges"].U64();
@@ -516,8 +518,8 @@ TEST_P(KeyTreeTest, SameKeysAsRealFio) {
   ASSERT_GT(want.size(), 100u) << file;
 
   const std::string json = FormatJson(HandReport(randrw), plus);
-  const auto root = fio_test::ParseJson(json);
-  ASSERT_TRUE(root.has_value()) << json;
+  const auto root = analysis::JsonReader(json).Document();
+  ASSERT_TRUE(root.ok()) << json;
   std::vector<std::string> all;
   fio_test::KeyTree(*root, "", {"percentile", "bins", "global options", "job options"}, &all);
   std::vector<std::string> got, extra;

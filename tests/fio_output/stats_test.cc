@@ -8,14 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "analysis/json_value.h"
 #include "gtest/gtest.h"
 #include "models/fio/stats.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace fio {
 namespace {
 
-using fio_test::Json;
+using analysis::JsonValue;
 
 // Below 128 ns every value has its own bucket.
 TEST(LatStatBuckets, SmallValuesAreTheirOwnBucket) {
@@ -174,12 +176,12 @@ void CheckBinsAgainstPercentiles(const std::string& path) {
   ASSERT_FALSE(text.empty());
   text = text.substr(text.find('{'));
   text = text.substr(0, text.find("\n}\n") + 3);
-  const auto root = fio_test::ParseJson(text);
-  ASSERT_TRUE(root.has_value());
+  const auto root = analysis::JsonReader(text).Document();
+  ASSERT_TRUE(root.ok());
   int checked = 0;
-  for (const Json& job : (*root)["jobs"].items) {
+  for (const JsonValue& job : (*root)["jobs"].items) {
     for (const char* dir : {"read", "write", "trim"}) {
-      const Json& clat = job[dir]["clat_ns"];
+      const JsonValue& clat = job[dir]["clat_ns"];
       if (!clat.Has("bins")) continue;
       std::array<uint64_t, LatStat::kBuckets> buckets{};
       uint64_t total = 0;

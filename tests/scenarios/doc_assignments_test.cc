@@ -28,7 +28,7 @@
 #include "gtest/gtest.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario.pb.h"
-#include "tests/fio_output/json_reader.h"
+#include "tests/fio_output/test_files.h"
 
 namespace viosim {
 namespace {
