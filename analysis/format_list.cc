@@ -10,7 +10,6 @@
 #include "analysis/json.h"
 #include "models/cpu/sched.h"
 #include "scenarios/stack.h"
-#include "scenarios/stacks/vhost_net.h"
 
 namespace analysis {
 
@@ -84,13 +83,10 @@ std::string FormatScenarioIndex(const std::vector<std::string>& paths,
       }
       std::vector<std::vector<std::string>> parts = {{"stack part", "CPUs", "what it is", "metrics beyond fio's"}};
       for (const viosim::StackPart& p : viosim::StackParts()) {
+        if (!p.on_stack) continue;  // lockbench, which a scenario names by its workload
         parts.push_back({absl::StrCat("stack { ", p.name, " {...} }"), p.vcpus ? "vCPUs" : "host CPUs", p.summary,
                          absl::StrJoin(p.metric_names(), " ")});
       }
-      // The network stack, which carries workload.iperf instead of fio.
-      parts.push_back({"stack { vhost_net {...} }", "host CPUs",
-                       "network, with workload.iperf: Linux 3.0 vhost-net, a 1-vCPU guest's virtio-net, tap, 10 GbE",
-                       absl::StrJoin(viosim::stacks::VhostNetMetricNames(), " ")});
       return absl::StrCat(Table(rows, "", "llrrl"), "\nRegistered stack parts (a scenario sets one):\n",
                           Table(parts, "", "llll"), "Schedulers (platform.scheduler): ",
                           absl::StrJoin(models::SchedulerNames(), ", "),

@@ -7,27 +7,61 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "models/cpu/cpu.h"
-#include "models/lockbench/lock_bench.h"
 #include "models/sync/spinlock.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/input_file.h"
 #include "models/fio/stats.h"
 #include "scenarios/fio_builder.h"
 #include "scenarios/stack.h"
-#include "scenarios/stacks/vhost_net.h"
 #include "scenarios/units.h"
-#include "sim/check.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
 namespace viosim {
 namespace {
 
-const std::vector<std::string>& FioMetrics() {
-  static const auto* names = new std::vector<std::string>{
-      "iops", "read_iops", "write_iops", "bw_mib_s", "clat_mean_us", "clat_p99_us", "lat_mean_us",
-      "usr_cpu_pct", "sys_cpu_pct"};
-  return *names;
+// What fio's metrics and the efficiency metrics read of a run: the
+// machine fio runs on, fio's workload (its processes counted once it has
+// started), the stack, and the stack's own CPUs (beyond the machine's),
+// which are not reset with the window: `own_base` holds their busy seconds
+// at the last reset.
+struct FioCounts {
+  Machine* machine;
+  fio::Workload* workload;
+  BuiltStack* stack;
+  std::vector<models::Cpu*> own;
+  double processes = 0;
+  double own_base = 0;
+};
+
+// The I/Os fio completed in the window.
+double FioIos(FioCounts& f) {
+  const fio::Workload::WindowCounters& win = f.workload->window();
+  return static_cast<double>(win.ios[0] + win.ios[1]);
+}
+
+// fio's 99th percentile completion latency, read from the window's
+// histogram after the run: not a ratio, so it has no interval.
+constexpr char kClatP99[] = "clat_p99_us";
+
+// fio's metrics, in the order reported. Each is a ratio of counts over the
+// window (IOPS is completions over the window's exact length) but
+// clat_p99_us.
+MetricDecls<FioCounts> FioMetrics() {
+  auto elapsed = [](FioCounts& f) { return f.machine->ElapsedS(); };
+  auto cpu_s = [](FioCounts& f) { return f.machine->ElapsedS() * f.processes; };
+  return {
+      {"iops", FioIos, elapsed, 1},
+      {"read_iops", [](FioCounts& f) { return static_cast<double>(f.workload->window().ios[0]); }, elapsed, 1},
+      {"write_iops", [](FioCounts& f) { return static_cast<double>(f.workload->window().ios[1]); }, elapsed, 1},
+      {"bw_mib_s", [](FioCounts& f) { return f.workload->window().bytes; }, elapsed, 1.0 / (1 << 20)},
+      // Little's law over the window (Workload::WindowOpenArea).
+      {"clat_mean_us", [](FioCounts& f) { return f.workload->WindowOpenArea(true); }, FioIos, 1e-3},
+      {kClatP99, nullptr, nullptr},
+      {"lat_mean_us", [](FioCounts& f) { return f.workload->WindowOpenArea(false); }, FioIos, 1e-3},
+      {"usr_cpu_pct", [](FioCounts& f) { return f.workload->WindowCpu(true).ToSeconds(); }, cpu_s, 100},
+      {"sys_cpu_pct", [](FioCounts& f) { return f.workload->WindowCpu(false).ToSeconds(); }, cpu_s, 100},
+  };
 }
 
 LockStatRow ToRow(const std::string& name, const models::LockStat& s);
@@ -35,43 +69,31 @@ LockStatRow ToRow(const std::string& name, const models::LockStat& s);
 // What an I/O costs in CPU time, after the stack's own metrics: on the
 // host (bare metal: the machine fio runs on; under a guest: the vCPUs'
 // threads, busy or exiting, and the stack's own host CPUs, such as QEMU's
-// IOThread), on the guest's vCPUs, and split into user and the rest on the
-// CPUs fio runs on. Busy is every CPU state but idle (Cpu::BusyTime).
-std::vector<std::string> EfficiencyNames(bool vcpus) {
-  std::vector<std::string> n = {"host_cpu_us_per_io", "iops_per_host_cpu_s"};
-  if (vcpus) {
-    n.push_back("guest_cpu_us_per_io");
-    n.push_back("iops_per_guest_cpu_s");
-  }
-  n.push_back("usr_cpu_us_per_io");
-  n.push_back("sys_cpu_us_per_io");
-  return n;
-}
-
-// The efficiency metrics of EfficiencyNames, in its order. The stack's own
-// CPUs (beyond the machine's) are not reset with the window: `*own_base`
-// holds their busy seconds at the last reset.
-std::vector<sim::RatioMetric> EfficiencyMetrics(const Machine& m, BuiltStack& stack, bool vcpus,
-                                                std::function<double()> ios, const double* own_base) {
-  auto machine_busy = [&m] {
+// IOThread, and the time of threads it models as servers), on the guest's
+// vCPUs, and split into user and the rest on the CPUs fio runs on. Busy is
+// every CPU state but idle (Cpu::BusyTime).
+MetricDecls<FioCounts> EfficiencyMetrics(bool vcpus) {
+  auto machine_busy = [](FioCounts& f) {
     double s = 0;
-    for (const models::Cpu* c : m.cpus()) s += c->BusyTime().ToSeconds();
+    for (const models::Cpu* c : f.machine->cpus()) s += c->BusyTime().ToSeconds();
     return s;
   };
-  auto host_busy = [machine_busy, own = stack.OwnCpus(), own_base, &stack] {
-    double s = machine_busy() - *own_base + stack.ServerHostTime().ToSeconds();
-    for (const models::Cpu* c : own) s += c->BusyTime().ToSeconds();
+  auto host_busy = [machine_busy](FioCounts& f) {
+    double s = machine_busy(f) - f.own_base + f.stack->ServerHostTime().ToSeconds();
+    for (const models::Cpu* c : f.own) s += c->BusyTime().ToSeconds();
     return s;
   };
-  std::vector<sim::RatioMetric> out = {{"host_cpu_us_per_io", host_busy, ios, 1e6},
-                                       {"iops_per_host_cpu_s", ios, host_busy, 1}};
+  MetricDecls<FioCounts> out = {{"host_cpu_us_per_io", host_busy, FioIos, 1e6},
+                                {"iops_per_host_cpu_s", FioIos, host_busy, 1}};
   if (vcpus) {
-    out.push_back({"guest_cpu_us_per_io", machine_busy, ios, 1e6});
-    out.push_back({"iops_per_guest_cpu_s", ios, machine_busy, 1});
+    out.push_back({"guest_cpu_us_per_io", machine_busy, FioIos, 1e6});
+    out.push_back({"iops_per_guest_cpu_s", FioIos, machine_busy, 1});
   }
-  out.push_back({"usr_cpu_us_per_io", [&m] { return m.TimeInS(models::CpuTime::kUser); }, ios, 1e6});
-  out.push_back({"sys_cpu_us_per_io", [machine_busy, &m] { return machine_busy() - m.TimeInS(models::CpuTime::kUser); },
-                 ios, 1e6});
+  out.push_back({"usr_cpu_us_per_io", [](FioCounts& f) { return f.machine->TimeInS(models::CpuTime::kUser); }, FioIos,
+                 1e6});
+  out.push_back({"sys_cpu_us_per_io",
+                 [machine_busy](FioCounts& f) { return machine_busy(f) - f.machine->TimeInS(models::CpuTime::kUser); },
+                 FioIos, 1e6});
   return out;
 }
 
@@ -130,35 +152,17 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
   if (absl::Status st = w.Start(); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("field 'workload.fio': ", st.message()));
   }
-  const fio::Workload::WindowCounters& win = w.window();
-  const double procs = w.processes();
-  auto elapsed = [&m] { return m.ElapsedS(); };
-  auto cpu_s = [&m, procs] { return m.ElapsedS() * procs; };
-  auto ios = [&win] { return static_cast<double>(win.ios[0] + win.ios[1]); };
-  // In the order of FioMetrics(), clat_p99_us left out (added after).
-  std::vector<sim::RatioMetric> metrics = {
-      {"iops", ios, elapsed, 1},
-      {"read_iops", [&win] { return static_cast<double>(win.ios[0]); }, elapsed, 1},
-      {"write_iops", [&win] { return static_cast<double>(win.ios[1]); }, elapsed, 1},
-      {"bw_mib_s", [&win] { return win.bytes; }, elapsed, 1.0 / (1 << 20)},
-      // Little's law over the window (Workload::WindowOpenArea).
-      {"clat_mean_us", [&w] { return w.WindowOpenArea(true); }, ios, 1e-3},
-      {"lat_mean_us", [&w] { return w.WindowOpenArea(false); }, ios, 1e-3},
-      {"usr_cpu_pct", [&w] { return w.WindowCpu(true).ToSeconds(); }, cpu_s, 100},
-      {"sys_cpu_pct", [&w] { return w.WindowCpu(false).ToSeconds(); }, cpu_s, 100},
-  };
+  FioCounts counts{&m, &w, &stack, stack.OwnCpus(), static_cast<double>(w.processes())};
+  const MetricDecls<FioCounts> fio_metrics = FioMetrics();
+  std::vector<sim::RatioMetric> metrics = BindMetrics(fio_metrics, counts);
   for (sim::RatioMetric& r : stack.Metrics()) metrics.push_back(std::move(r));
-  const std::vector<models::Cpu*> own = stack.OwnCpus();
-  double own_base = 0;
-  for (sim::RatioMetric& r : EfficiencyMetrics(m, stack, rig->part->vcpus, ios, &own_base)) {
-    metrics.push_back(std::move(r));
-  }
+  for (sim::RatioMetric& r : BindMetrics(EfficiencyMetrics(rig->part->vcpus), counts)) metrics.push_back(std::move(r));
   auto reset = [&] {
     stack.ResetStats();
     m.ResetStats();
     w.ResetCounters();
-    own_base = 0;
-    for (const models::Cpu* c : own) own_base += c->BusyTime().ToSeconds();
+    counts.own_base = 0;
+    for (const models::Cpu* c : counts.own) counts.own_base += c->BusyTime().ToSeconds();
   };
   std::vector<models::Cpu*> traced = m.cpus();
   for (models::Cpu* c : stack.OwnCpus()) traced.push_back(c);
@@ -169,8 +173,10 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
     return absl::FailedPreconditionError(absl::StrCat("field 'workload.fio': ", w.messages().front(),
                                                       ": the job stopped with fio's EIO"));
   }
-  out.metrics.insert(out.metrics.begin() + 5,
-                     sim::MetricEstimate{"clat_p99_us", win.clat.Percentile(99) / 1000.0, std::nullopt});
+  const std::vector<std::string> fio_names = NamesOf(fio_metrics);
+  const auto p99 = std::find(fio_names.begin(), fio_names.end(), kClatP99) - fio_names.begin();
+  out.metrics.insert(out.metrics.begin() + p99,
+                     sim::MetricEstimate{kClatP99, w.window().clat.Percentile(99) / 1000.0, std::nullopt});
   StackExtras extras;
   rig->FillExtras(extras);
   out.bound = extras.bound;
@@ -181,41 +187,33 @@ absl::StatusOr<VariantResult> RunFioWorkload(const viosim::Scenario& s, const si
   return out;
 }
 
-// iperf on the vhost_net stack, under the same measurement engine: the
-// guest's streams send from the start; every metric is a ratio of counts
-// over the window.
-absl::StatusOr<VariantResult> RunIperfWorkload(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
-                                               const RunOptions& options, VariantResult out) {
+// A part that carries its own workload (iperf on vhost_net, lockbench),
+// under the same measurement engine: its workload runs from the start;
+// every metric is a ratio of counts over the window.
+absl::StatusOr<VariantResult> RunOwnWorkload(const StackPart& part, const viosim::Scenario& s,
+                                             const sim::MeasurementPlan& plan, const RunOptions& options,
+                                             VariantResult out) {
   sim::Simulator sim;
   sim.set_ideal(options.ideal);
-  absl::StatusOr<std::unique_ptr<stacks::VhostNetRig>> rig = stacks::BuildVhostNet(sim, Params(s, &out.reads));
-  if (!rig.ok()) return rig.status();
+  absl::StatusOr<std::unique_ptr<BuiltRun>> built = part.build_run(sim, Params(s, &out.reads));
+  if (!built.ok()) return built.status();
   if (options.build_only) {
     out.resources = sim.resources();
     return out;
   }
-  stacks::VhostNetRig& r = **rig;
-  Machine& m = r.machine();
+  BuiltRun& r = **built;
   r.Start();
-  auto reset = [&] {
-    r.ResetStats();
-    m.ResetStats();
-  };
-  if (absl::Status st = Measure(sim, plan, options, reset, m.cpus(), r.Metrics(), &out); !st.ok()) return st;
+  const std::vector<models::Cpu*> cpus = r.Cpus();
+  if (absl::Status st = Measure(sim, plan, options, [&r] { r.ResetStats(); }, cpus, r.Metrics(), &out); !st.ok()) {
+    return st;
+  }
   for (const auto& [name, stat] : r.Locks()) out.locks.push_back(ToRow(name, stat));
-  out.cpu_states = CpuColumns(/*vcpu=*/false);
-  for (const models::Cpu* c : m.cpus()) {
-    const StackExtras::CpuShares shares = CpuSharesOf(*c, /*vcpu=*/false);
+  out.cpu_states = CpuColumns(part.vcpus);
+  for (const models::Cpu* c : cpus) {
+    const StackExtras::CpuShares shares = CpuSharesOf(*c, part.vcpus);
     out.cpus.push_back(CpuRow{shares.name, shares.pct, shares.irq_off_pct});
   }
   return out;
-}
-
-const std::vector<std::string>& LockBenchMetrics() {
-  static const auto* names = new std::vector<std::string>{
-      "lock_acquisitions_per_s", "lock_wait_mean_us", "lock_hold_mean_us", "lock_contention_pct",
-      "cpu_spin_pct"};
-  return *names;
 }
 
 LockStatRow ToRow(const std::string& name, const models::LockStat& s) {
@@ -295,103 +293,21 @@ absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, cons
   return absl::OkStatus();
 }
 
-absl::StatusOr<VariantResult> RunLockBench(const viosim::Scenario& s, const sim::MeasurementPlan& plan,
-                                           const RunOptions& options, VariantResult out) {
-  const Params root(s, &out.reads);
-  const Params w = root["workload"]["lockbench"];
-  const Params platform = root["platform"];
-  models::LockBenchParams p;
-  p.threads = static_cast<int>(w.Int("threads"));
-  absl::StatusOr<sim::Distribution> think = w.Distribution("think");
-  if (!think.ok()) return think.status();
-  absl::StatusOr<sim::Distribution> hold = w.Distribution("hold");
-  if (!hold.ok()) return hold.status();
-  p.think = *think;
-  p.hold = *hold;
-  absl::StatusOr<sim::Time> handoff = LockHandoff(platform);
-  if (!handoff.ok()) return handoff.status();
-  p.handoff = *handoff;
-  const bool has_cpus = platform.Has("cpus");
-  const int cpus_given = has_cpus ? static_cast<int>(platform.Int("cpus")) : 0;
-  VIOSIM_CHECK(!has_cpus || cpus_given >= p.threads,
-               "each thread has a CPU of its own (the loader's checks refuse fewer CPUs)");
-
-  sim::Simulator sim;
-  sim.set_ideal(options.ideal);
-  // The machine the scenario describes (its scheduler and topology), one CPU
-  // per task unless platform.cpus gives more.
-  const int ncpus = has_cpus ? cpus_given : p.threads;
-  absl::StatusOr<std::unique_ptr<Machine>> machine = Machine::Make(sim, platform, ncpus, "cpu", models::SchedCosts{});
-  if (!machine.ok()) return machine.status();
-  models::LockBench bench(sim, p, s.run().seed(), (*machine)->sched(), (*machine)->cpus());
-  if (options.build_only) {
-    out.resources = sim.resources();
-    return out;
-  }
-  bench.Start();
-  models::Spinlock& lock = bench.lock();
-  const auto& cpus = bench.cpus();
-  const double n = static_cast<double>(cpus.size());
-  const sim::Time start = plan.warmup;
-  auto elapsed_s = [&sim, start] { return (sim.Now() - start).ToSeconds(); };
-  auto acquisitions = [&lock] { return static_cast<double>(lock.stat().acquisitions); };
-  auto spin_s = [&cpus] {
-    double t = 0;
-    for (const auto& c : cpus) t += c->TimeIn(models::CpuTime::kSpin).ToSeconds();
-    return t;
-  };
-  // In the order of LockBenchMetrics().
-  std::vector<sim::RatioMetric> metrics = {
-      {"lock_acquisitions_per_s", acquisitions, elapsed_s, 1.0},
-      // Over every acquisition, uncontended ones waiting zero: the mean
-      // queueing delay W of the queueing model. (lock_stat's waittime-avg is
-      // over contended acquisitions only; the table shows that one.)
-      {"lock_wait_mean_us", [&lock] { return static_cast<double>(lock.stat().wait.sum()); }, acquisitions,
-       1e-6},
-      {"lock_hold_mean_us", [&lock] { return static_cast<double>(lock.stat().hold.sum()); },
-       [&lock] { return static_cast<double>(lock.stat().hold.count()); }, 1e-6},
-      {"lock_contention_pct", [&lock] { return static_cast<double>(lock.stat().contentions); }, acquisitions,
-       100.0},
-      {"cpu_spin_pct", spin_s, [&elapsed_s, n] { return elapsed_s() * n; }, 100.0},
-  };
-  std::vector<models::Cpu*> cpu_list;
-  for (const auto& c : cpus) cpu_list.push_back(&*c);
-  absl::Status measured = Measure(sim, plan, options, [&bench, &machine] {
-    bench.ResetStats();
-    (*machine)->ResetStats();
-  }, cpu_list, metrics, &out);
-  if (!measured.ok()) return measured;
-
-  out.locks.push_back(ToRow(lock.name(), lock.stat()));
-  out.cpu_states = CpuColumns(/*vcpu=*/false);
-  for (const auto& c : cpus) {
-    const StackExtras::CpuShares shares = CpuSharesOf(*c, /*vcpu=*/false);
-    out.cpus.push_back(CpuRow{shares.name, shares.pct, shares.irq_off_pct});
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> MetricNames(const viosim::Scenario& s) {
-  switch (s.workload().kind_case()) {
-    case viosim::Workload::kLockbench:
-      return LockBenchMetrics();
-    case viosim::Workload::kIperf:
-      return stacks::VhostNetMetricNames();
-    case viosim::Workload::kFio: {
-      std::vector<std::string> names = FioMetrics();
-      for (const std::string& n : StackMetricNames(s)) names.push_back(n);
-      absl::StatusOr<const StackPart*> part = StackPartOf(s);
-      if (part.ok()) {
-        for (const std::string& n : EfficiencyNames((*part)->vcpus)) names.push_back(n);
-      }
-      return names;
-    }
-    case viosim::Workload::KIND_NOT_SET:
-      break;
+  const Workload::KindCase workload = WorkloadOf(s);
+  if (workload == Workload::KIND_NOT_SET) return {};
+  if (const StackPart* own = OwnWorkloadPart(workload)) return own->metric_names();
+  // fio on the block stack the scenario names: fio's metrics, the stack's,
+  // then the efficiency metrics.
+  std::vector<std::string> names = NamesOf(FioMetrics());
+  for (const std::string& n : StackMetricNames(s)) names.push_back(n);
+  absl::StatusOr<const StackPart*> part = StackPartOf(s);
+  if (part.ok()) {
+    for (const std::string& n : NamesOf(EfficiencyMetrics((*part)->vcpus))) names.push_back(n);
   }
-  return {};
+  return names;
 }
 
 absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, const std::string& variant,
@@ -415,17 +331,14 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
   out.warmup = plan.warmup;
   out.duration = plan.duration;
   out.batches = plan.batches;
-  switch (resolved.workload().kind_case()) {
-    case viosim::Workload::kLockbench:
-      return RunLockBench(resolved, plan, options, std::move(out));
-    case viosim::Workload::kFio:
-      return RunFioWorkload(resolved, plan, options, std::move(out));
-    case viosim::Workload::kIperf:
-      return RunIperfWorkload(resolved, plan, options, std::move(out));
-    case viosim::Workload::KIND_NOT_SET:
-      break;
+  const Workload::KindCase workload = WorkloadOf(resolved);
+  if (workload == Workload::KIND_NOT_SET) {
+    return absl::InvalidArgumentError("field 'workload': the scenario has no workload (e.g. lockbench { ... })");
   }
-  return absl::InvalidArgumentError("field 'workload': the scenario has no workload (e.g. lockbench { ... })");
+  if (const StackPart* own = OwnWorkloadPart(workload)) {
+    return RunOwnWorkload(*own, resolved, plan, options, std::move(out));
+  }
+  return RunFioWorkload(resolved, plan, options, std::move(out));
 }
 
 }  // namespace viosim

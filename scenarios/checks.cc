@@ -17,6 +17,7 @@
 #include "scenarios/builder.h"
 #include "scenarios/field_walk.h"
 #include "scenarios/fio_builder.h"
+#include "scenarios/stack.h"
 #include "scenarios/units.h"
 
 namespace viosim {
@@ -761,8 +762,11 @@ absl::Status CheckResolvedScenario(const ScenarioFile& file, absl::string_view v
                                    const Scenario& resolved) {
   const Origins origins(file, variant, overrides, last_flag);
   Checker c(origins);
-  if (resolved.workload().kind_case() != Workload::KIND_NOT_SET) CheckRun(resolved, c);
-  switch (resolved.workload().kind_case()) {
+  // The workload the registry says the scenario runs; its field rules are
+  // the loader's (each names where a value came from), chosen here.
+  const Workload::KindCase workload = WorkloadOf(resolved);
+  if (workload != Workload::KIND_NOT_SET) CheckRun(resolved, c);
+  switch (workload) {
     case Workload::kLockbench:
       CheckLockBench(resolved, c);
       return c.ToStatus();

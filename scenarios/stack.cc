@@ -73,6 +73,8 @@ absl::Span<const StackPart> StackParts() {
       stacks::VirtioBlkMqPart(),
       stacks::Raid10Part(),
       stacks::Raid1Part(),
+      stacks::VhostNetPart(),
+      stacks::LockBenchPart(),
   };
   return *parts;
 }
@@ -82,18 +84,31 @@ absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s) {
   const auto* field = s.stack().GetReflection()->GetOneofFieldDescriptor(s.stack(), oneof);
   if (field == nullptr) {
     std::string names;
-    for (const StackPart& p : StackParts()) absl::StrAppend(&names, names.empty() ? "" : ", ", p.name);
+    for (const StackPart& p : StackParts()) {
+      if (p.build != nullptr) absl::StrAppend(&names, names.empty() ? "" : ", ", p.name);
+    }
     return absl::InvalidArgumentError(
         absl::StrCat("field 'stack': the scenario has no block stack to run fio on (one of ", names, ")"));
   }
   for (const StackPart& p : StackParts()) {
-    if (field->name() == p.name) return &p;
-  }
-  if (field->name() == "vhost_net") {
-    return absl::InvalidArgumentError(
-        "field 'stack.vhost_net': a network stack, which carries workload.iperf, not fio's block I/O");
+    if (!p.on_stack || field->name() != p.name) continue;
+    if (p.build != nullptr) return &p;
+    return absl::InvalidArgumentError(absl::StrCat("field 'stack.", p.name, "': a ", p.stack_kind,
+                                                   " stack, which carries workload.",
+                                                   Workload::descriptor()->FindFieldByNumber(p.workload)->name(),
+                                                   ", not fio's block I/O"));
   }
   return absl::InternalError(absl::StrCat("stack part '", field->name(), "' is not registered"));
+}
+
+// The one place the workload's oneof case is read: callers ask here.
+Workload::KindCase WorkloadOf(const Scenario& s) { return s.workload().kind_case(); }
+
+const StackPart* OwnWorkloadPart(Workload::KindCase w) {
+  for (const StackPart& p : StackParts()) {
+    if (p.build_run != nullptr && p.workload == w) return &p;
+  }
+  return nullptr;
 }
 
 models::SourceKind KindOf(const Source& s) {

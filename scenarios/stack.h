@@ -1,21 +1,26 @@
 // Stacks built from registered parts.
 //
-// A scenario's `stack` names one block stack by which field of its `device`
-// oneof is set (nvme, virtio_blk, virtio_blk_mq). Each is a registered part
-// (a StackPart in the table of stack.cc): its builder reads the scenario's
-// costs, wires the models on a Machine and returns one BuiltStack that owns
-// them and says what it measures: its metrics as (name, numerator,
-// denominator) ratios of counts since its last reset, its lock_stat rows,
-// whether its CPUs are vCPUs, and what bounds its throughput. The workload
-// (fio's engines) runs on the BuiltStack's block interface, and one
-// measurement engine (sim/measurement.h) turns the ratios into values with
-// intervals; nothing about a stack is written twice.
+// Every scenario runs one registered part (a StackPart in the table of
+// stack.cc). A block stack is named by which field of its stack's
+// `device` oneof is set (nvme, virtio_blk, virtio_blk_mq, raid10, raid1)
+// and carries fio: its builder reads the scenario's costs, wires the
+// models on a Machine and returns one BuiltStack that owns them and says
+// what it measures: its metrics as (name, numerator, denominator) ratios
+// of counts since its last reset, its lock_stat rows, whether its CPUs are
+// vCPUs, and what bounds its throughput. The workload (fio's engines) runs
+// on the BuiltStack's block interface. A part that carries a workload of
+// its own (vhost_net, named by the stack, with iperf; lockbench, named by
+// the workload, with no stack) builds its machine and workload together
+// as one BuiltRun. Each part declares its metrics once (MetricDecl), and
+// one measurement engine (sim/measurement.h) turns the ratios into values
+// with intervals; nothing about a stack is written twice.
 //
 // Adding a stack: a builder in scenarios/stacks/, a field in Stack's oneof,
 // a row in StackParts().
 #ifndef VIOSIM_SCENARIOS_STACK_H_
 #define VIOSIM_SCENARIOS_STACK_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,13 +108,72 @@ struct Bound {
 };
 Bound ClassifyBound(const BusyPct& busy);
 
-// A built stack: the models of one part, wired on a Machine.
+// ---- Metrics, declared once ----
+
+// One metric of a built stack (or run) of type T: its name and, as
+// functions of T, the numerator and denominator of the ratio it is, counts
+// since T's last reset (value = scale * numerator / denominator). A part
+// declares its metrics once, as one list of these (T::Declared()): its
+// metric_names and T's Metrics() both come from that list, so a name is
+// written in one place and a built stack reports the names its part
+// declares, in order. A metric with no numerator is not a ratio (fio's
+// clat_p99_us, read from the window's histogram after the run): it has a
+// name and nothing to bind.
+template <typename T>
+struct MetricDecl {
+  std::string name;
+  std::function<double(T&)> numerator;
+  std::function<double(T&)> denominator;
+  double scale = 1;
+};
+template <typename T>
+using MetricDecls = std::vector<MetricDecl<T>>;
+
+// The names of `decls`, in order.
+template <typename T>
+std::vector<std::string> NamesOf(const MetricDecls<T>& decls) {
+  std::vector<std::string> names;
+  for (const MetricDecl<T>& d : decls) names.push_back(d.name);
+  return names;
+}
+
+// The names T declares (T::Declared()): a part's metric_names, known
+// without building anything.
+template <typename T>
+std::vector<std::string> DeclaredNames() {
+  return NamesOf(T::Declared());
+}
+
+// The ratios `decls` declare, bound to `built` (which must outlive them),
+// in order; those with no numerator are left out.
+template <typename T>
+std::vector<sim::RatioMetric> BindMetrics(const MetricDecls<T>& decls, T& built) {
+  std::vector<sim::RatioMetric> out;
+  for (const MetricDecl<T>& d : decls) {
+    if (!d.numerator) continue;
+    out.push_back({d.name, [&built, f = d.numerator] { return f(built); },
+                   [&built, f = d.denominator] { return f(built); }, d.scale});
+  }
+  return out;
+}
+
+// Appends metrics declared for B, a base of T (metrics that several stacks
+// share), to T's.
+template <typename T, typename B>
+void AppendMetrics(MetricDecls<T>& to, const MetricDecls<B>& from) {
+  for (const MetricDecl<B>& d : from) to.push_back({d.name, d.numerator, d.denominator, d.scale});
+}
+
+// ---- Parts ----
+
+// A built block stack: the models of one part, wired on a Machine.
 class BuiltStack {
  public:
   virtual ~BuiltStack() = default;
   // The block interface the workload submits to.
   virtual models::BlockStack& block() = 0;
-  // The stack's own metrics, in the order of its part's metric_names.
+  // The stack's own metrics, in the order of its part's metric_names
+  // (BindMetrics of its declarations).
   virtual std::vector<sim::RatioMetric> Metrics() = 0;
   // Its locks as lock_stat rows: (class name, counters since the reset).
   virtual std::vector<std::pair<std::string, models::LockStat>> Locks() = 0;
@@ -127,14 +191,38 @@ class BuiltStack {
   virtual sim::Time ServerHostTime() { return sim::Time::Zero(); }
 };
 
+// A built part that carries its own workload (iperf on vhost_net,
+// lockbench) with the machine it runs on: the builder starts it and
+// measures it under the same engine as fio (scenarios/builder.cc).
+class BuiltRun {
+ public:
+  virtual ~BuiltRun() = default;
+  // Starts its workload.
+  virtual void Start() = 0;
+  // The CPUs the workload runs on, traced and shown in the CPU table.
+  virtual std::vector<models::Cpu*> Cpus() = 0;
+  // Its metrics, in the order of its part's metric_names.
+  virtual std::vector<sim::RatioMetric> Metrics() = 0;
+  // Its locks as lock_stat rows: (class name, counters since the reset).
+  virtual std::vector<std::pair<std::string, models::LockStat>> Locks() = 0;
+  // Restarts its counters, then its machine's.
+  virtual void ResetStats() = 0;
+};
+
 struct StackPart {
-  const char* name;     // the field of Stack's `device` oneof
+  // The field of Stack's `device` oneof that names it; for a part that
+  // needs no stack (`on_stack` false: lockbench), the field of Workload's
+  // `kind` oneof it carries.
+  const char* name;
   const char* summary;  // one line for `viosim list`
   bool vcpus;           // its CPUs are a guest's vCPUs (exit and guest time)
-  // The stack's metric names, in order (the same list Metrics() returns).
+  // Its metric names, in order: the ones its built stack or run declares
+  // (DeclaredNames), for a block stack beyond fio's.
   std::vector<std::string> (*metric_names)();
-  // Reads its parameters through `s` (the scenario's root), so that every
-  // path it reads is recorded (scenarios/params.h).
+  // A block stack, which carries fio: reads its parameters through `s`
+  // (the scenario's root), so that every path it reads is recorded
+  // (scenarios/params.h), and builds on the machine fio runs on. Null for a
+  // part that carries its own workload (`build_run`).
   absl::StatusOr<std::unique_ptr<BuiltStack>> (*build)(const Params& s, Machine& m, const models::HostCosts& host);
   // It charges the host's block and driver steps (HostCostUse::kHostBlock).
   bool host_block = false;
@@ -145,13 +233,32 @@ struct StackPart {
   // minor, e.g. 315 for 3.15: an engine that kernel lacks is refused.
   // 0: not said.
   int linux_version = 0;
+  // The workload it carries, a field of Workload's `kind` oneof: fio for a
+  // block stack; any other the part carries itself (`build_run`).
+  Workload::KindCase workload = Workload::kFio;
+  // A part that carries its own workload: reads its parameters through `s`
+  // as `build` does and builds the workload with its machine on `sim`.
+  absl::StatusOr<std::unique_ptr<BuiltRun>> (*build_run)(sim::Simulator& sim, const Params& s) = nullptr;
+  // The scenario's stack names it (a field of Stack's `device` oneof).
+  bool on_stack = true;
+  // What sort of stack it is, as a refusal to run fio on it says ("a
+  // network stack, which carries workload.iperf").
+  const char* stack_kind = "block";
 };
 
-// Every registered part, in the order of the oneof's fields.
+// Every registered part, in the order `viosim list` shows them.
 absl::Span<const StackPart> StackParts();
-// The part the scenario's stack names; InvalidArgument naming 'stack' when
-// none is set.
+// The block part the scenario's stack names, for fio; InvalidArgument
+// naming 'stack' when none is set, or naming the field when the part it
+// names carries a workload of its own.
 absl::StatusOr<const StackPart*> StackPartOf(const Scenario& s);
+// The workload the scenario sets (the field of Workload's `kind` oneof);
+// KIND_NOT_SET for a stack alone (one for `viosim fio --stack`).
+Workload::KindCase WorkloadOf(const Scenario& s);
+// The part that carries workload `w` itself (its build_run): vhost_net for
+// iperf, lockbench for lockbench. nullptr for fio, which runs on the block
+// part the scenario's stack names (StackPartOf), and for KIND_NOT_SET.
+const StackPart* OwnWorkloadPart(Workload::KindCase w);
 
 // ---- Reading costs from a scenario (shared by the builders) ----
 

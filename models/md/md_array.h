@@ -24,8 +24,9 @@
 //   - md's time accounting, one rule for both: md_cpu_pct is the CPU time
 //     the md path charges (its own work, its line transactions and its
 //     wake-ups, spinning excluded), each charge counted in the window it
-//     ends in (raid_end_bio_io's, one charge with the aio completion, as
-//     it starts).
+//     ends in, and in none when the counters were reset while it ran
+//     (raid_end_bio_io's, one charge with the aio completion, as it
+//     starts).
 //
 // A personality (raid1.h, raid10.h) is the rest: make_request with its
 // barrier and read_balance, its unplug, and its end_io.

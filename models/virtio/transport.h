@@ -8,8 +8,8 @@
 // Which way a notify leaves the guest -- a userspace exit that QEMU
 // emulates, or an in-kernel exit when an ioeventfd is registered on the
 // address -- and how an interrupt reaches the vCPU are KVM's and the
-// VMM's, decided when the transport is built (models/qemu/virtio_mmio.h,
-// virtio_pci.h), never by the driver.
+// VMM's, decided when the transport is built (VirtioMmio and VirtioPci in
+// models/qemu/virtio_transport.h), never by the driver.
 #ifndef VIOSIM_MODELS_VIRTIO_TRANSPORT_H_
 #define VIOSIM_MODELS_VIRTIO_TRANSPORT_H_
 

@@ -56,45 +56,36 @@ absl::StatusOr<MdStackInputs> ReadMdStack(const Params& scenario, absl::string_v
 
 double MdIos(const models::MdArray& md) { return static_cast<double>(md.stats().reads + md.stats().writes); }
 
-std::vector<std::string> WaitBarrierMetricNames() {
-  return {"wait_barrier_lock_per_io", "wait_barrier_contention_pct", "wait_barrier_wait_us_per_io",
-          "xfer_per_io_wait_barrier_lock"};
-}
-
-std::vector<sim::RatioMetric> WaitBarrierMetrics(const models::MdArray& md, double lock_word_transfers) {
-  auto ios = [&md] { return MdIos(md); };
-  const models::LockStat& wq = md.wait_barrier().lock().stat();
+MetricDecls<MdStack> WaitBarrierMetrics() {
+  auto ios = [](MdStack& s) { return MdIos(s.md()); };
+  auto wq = [](MdStack& s) -> const models::LockStat& { return s.md().wait_barrier().lock().stat(); };
   return {
-      {"wait_barrier_lock_per_io", [&wq] { return static_cast<double>(wq.acquisitions); }, ios, 1},
-      {"wait_barrier_contention_pct", [&wq] { return static_cast<double>(wq.contentions); },
-       [&wq] { return static_cast<double>(wq.acquisitions); }, 100},
-      {"wait_barrier_wait_us_per_io", [&wq] { return wq.wait.sum(); }, ios, 1e-6},
+      {"wait_barrier_lock_per_io", [wq](MdStack& s) { return static_cast<double>(wq(s).acquisitions); }, ios, 1},
+      {"wait_barrier_contention_pct", [wq](MdStack& s) { return static_cast<double>(wq(s).contentions); },
+       [wq](MdStack& s) { return static_cast<double>(wq(s).acquisitions); }, 100},
+      {"wait_barrier_wait_us_per_io", [wq](MdStack& s) { return wq(s).wait.sum(); }, ios, 1e-6},
       {"xfer_per_io_wait_barrier_lock",
-       [&wq, lock_word_transfers] { return lock_word_transfers * static_cast<double>(wq.contentions); }, ios, 1},
+       [wq](MdStack& s) { return s.lock_word_transfers() * static_cast<double>(wq(s).contentions); }, ios, 1},
   };
 }
 
-std::vector<std::string> CpuSplitMetricNames() {
-  return {"md_cpu_pct",       "brd_cpu_pct",       "dio_cpu_pct", "spin_cpu_pct",
-          "fio_user_cpu_pct", "other_sys_cpu_pct", "idle_cpu_pct"};
-}
-
-std::vector<sim::RatioMetric> CpuSplitMetrics(Machine& m, const models::MdArray& md) {
-  auto cpu_s = [&m] { return m.ElapsedS() * m.ncpus(); };
-  auto s = [](sim::Time t) { return t.ToSeconds(); };
+MetricDecls<MdStack> CpuSplitMetrics() {
+  auto cpu_s = [](MdStack& s) { return s.machine().ElapsedS() * s.machine().ncpus(); };
+  auto sec = [](sim::Time t) { return t.ToSeconds(); };
+  auto time_in = [](models::CpuTime t) { return [t](MdStack& s) { return s.machine().TimeInS(t); }; };
   return {
-      {"md_cpu_pct", [&md, s] { return s(md.stats().md); }, cpu_s, 100},
-      {"brd_cpu_pct", [&md, s] { return s(md.stats().brd); }, cpu_s, 100},
-      {"dio_cpu_pct", [&md, s] { return s(md.stats().dio); }, cpu_s, 100},
-      {"spin_cpu_pct", [&m] { return m.TimeInS(models::CpuTime::kSpin); }, cpu_s, 100},
-      {"fio_user_cpu_pct", [&m] { return m.TimeInS(models::CpuTime::kUser); }, cpu_s, 100},
+      {"md_cpu_pct", [sec](MdStack& s) { return sec(s.md().stats().md); }, cpu_s, 100},
+      {"brd_cpu_pct", [sec](MdStack& s) { return sec(s.md().stats().brd); }, cpu_s, 100},
+      {"dio_cpu_pct", [sec](MdStack& s) { return sec(s.md().stats().dio); }, cpu_s, 100},
+      {"spin_cpu_pct", time_in(models::CpuTime::kSpin), cpu_s, 100},
+      {"fio_user_cpu_pct", time_in(models::CpuTime::kUser), cpu_s, 100},
       {"other_sys_cpu_pct",
-       [&m, &md, s] {
-         const models::MdArray::Stats& st = md.stats();
-         return m.TimeInS(models::CpuTime::kSystem) - s(st.md) - s(st.dio) - s(st.brd);
+       [sec](MdStack& s) {
+         const models::MdArray::Stats& st = s.md().stats();
+         return s.machine().TimeInS(models::CpuTime::kSystem) - sec(st.md) - sec(st.dio) - sec(st.brd);
        },
        cpu_s, 100},
-      {"idle_cpu_pct", [&m] { return m.TimeInS(models::CpuTime::kIdle); }, cpu_s, 100},
+      {"idle_cpu_pct", time_in(models::CpuTime::kIdle), cpu_s, 100},
   };
 }
 

@@ -2,8 +2,9 @@
 // share md (models/md/md_array.h): the shared-line costs (the platform's
 // cache lines, homed on the stack's home socket, and the wait queue lock
 // word's hand-off scaled by lock_word_transfers), the md costs and brd's
-// read by one list, and the metrics that mean the same in both: the
-// conf->wait_barrier lock's rows and where the CPUs' time goes.
+// read by one list, the built stack's base (MdStack), and the metrics that
+// mean the same in both: the conf->wait_barrier lock's rows and where the
+// CPUs' time goes.
 #ifndef VIOSIM_SCENARIOS_STACKS_MD_STACK_H_
 #define VIOSIM_SCENARIOS_STACKS_MD_STACK_H_
 
@@ -46,18 +47,32 @@ struct MdStackInputs {
 absl::StatusOr<MdStackInputs> ReadMdStack(const Params& scenario, absl::string_view name, models::MdCosts* c,
                                           absl::Span<const CostSlot> own, bool has_sleeper);
 
+// A built md stack: the machine, the array and the lock word's transfers
+// per contended hand-off, which the metrics both md stacks share read.
+class MdStack : public BuiltStack {
+ public:
+  MdStack(Machine& m, double lock_word_transfers) : machine_(&m), lock_word_transfers_(lock_word_transfers) {}
+  virtual const models::MdArray& md() const = 0;
+  Machine& machine() const { return *machine_; }
+  double lock_word_transfers() const { return lock_word_transfers_; }
+
+ protected:
+  Machine* machine_;
+
+ private:
+  double lock_word_transfers_;
+};
+
 // conf->wait_barrier's lock: acquisitions per I/O, contended share, wait
 // per I/O, and the lock word's transfers per I/O (lock_word_transfers per
 // contended hand-off).
-std::vector<std::string> WaitBarrierMetricNames();
-std::vector<sim::RatioMetric> WaitBarrierMetrics(const models::MdArray& md, double lock_word_transfers);
+MetricDecls<MdStack> WaitBarrierMetrics();
 // Where the CPUs' time goes, in percent of the machine's CPU time: counted
 // by the md path as it charges it (md, brd, direct I/O; MdArray::Stats),
 // and from the CPUs' own accounting (spinning, fio's user time, the rest of
 // system time: syscall entry and exit, aio's per-iocb and per-event work,
 // context switches; idle).
-std::vector<std::string> CpuSplitMetricNames();
-std::vector<sim::RatioMetric> CpuSplitMetrics(Machine& m, const models::MdArray& md);
+MetricDecls<MdStack> CpuSplitMetrics();
 // The I/Os md has taken since the last reset.
 double MdIos(const models::MdArray& md);
 

@@ -37,20 +37,25 @@ class NvmeStack final : public BuiltStack {
       : machine_(&m), device_(m.sim(), profile, seed), blk_(m.sim(), m.cpus(), device_, host, params) {}
 
   models::BlockStack& block() override { return blk_; }
-  std::vector<sim::RatioMetric> Metrics() override {
-    auto n = [](uint64_t v) { return static_cast<double>(v); };
-    auto done = [this, n] { return n(blk_.stats().completed); };
-    return {
-        {"interrupts_per_request", [this, n] { return n(blk_.stats().irqs); }, done, 1},
-        {"polled_pct", [this, n] { return n(blk_.stats().polled_completions); }, done, 100},
-        {"doorbells_per_request", [this, n] { return n(blk_.stats().doorbells); }, done, 1},
-        {"cpu_busy_pct", [this] { return machine_->ElapsedS() * machine_->ncpus() -
-                                         machine_->TimeInS(models::CpuTime::kIdle); },
-         [this] { return machine_->ElapsedS() * machine_->ncpus(); }, 100},
-    };
-  }
+  std::vector<sim::RatioMetric> Metrics() override { return BindMetrics(Declared(), *this); }
   std::vector<std::pair<std::string, models::LockStat>> Locks() override { return {}; }
   void ResetStats() override { blk_.ResetStats(); }
+
+  // Its metrics beyond fio's, declared once (scenarios/stack.h).
+  static MetricDecls<NvmeStack> Declared() {
+    auto n = [](uint64_t v) { return static_cast<double>(v); };
+    auto done = [n](NvmeStack& s) { return n(s.blk_.stats().completed); };
+    return {
+        {"interrupts_per_request", [n](NvmeStack& s) { return n(s.blk_.stats().irqs); }, done, 1},
+        {"polled_pct", [n](NvmeStack& s) { return n(s.blk_.stats().polled_completions); }, done, 100},
+        {"doorbells_per_request", [n](NvmeStack& s) { return n(s.blk_.stats().doorbells); }, done, 1},
+        {"cpu_busy_pct",
+         [](NvmeStack& s) {
+           return s.machine_->ElapsedS() * s.machine_->ncpus() - s.machine_->TimeInS(models::CpuTime::kIdle);
+         },
+         [](NvmeStack& s) { return s.machine_->ElapsedS() * s.machine_->ncpus(); }, 100},
+    };
+  }
 
  private:
   Machine* machine_;
@@ -58,9 +63,7 @@ class NvmeStack final : public BuiltStack {
   models::BlkMq blk_;
 };
 
-std::vector<std::string> Names() {
-  return {"interrupts_per_request", "polled_pct", "doorbells_per_request", "cpu_busy_pct"};
-}
+std::vector<std::string> Names() { return DeclaredNames<NvmeStack>(); }
 
 absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   const Params n = s["stack"]["nvme"];

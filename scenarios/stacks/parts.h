@@ -20,6 +20,12 @@ StackPart Raid10Part();
 // stack.raid1: md raid1 over two brd ramdisks on a bare-metal host (the
 // raid1 case on raid10-unplug's host).
 StackPart Raid1Part();
+// stack.vhost_net: the vhost-wake case's network stack (a 2013 KVM host's
+// vhost-net and a guest's virtio-net), which carries workload.iperf.
+StackPart VhostNetPart();
+// workload.lockbench: threads taking one spinlock on the platform's
+// machine, with no stack.
+StackPart LockBenchPart();
 
 }  // namespace viosim::stacks
 

@@ -20,14 +20,15 @@ namespace {
 const char* const kLineNames[] = {"nr_pending", "barrier",          "conf_wait_barrier", "conf_array_frozen",
                                   "mirrors",    "rdev0_nr_pending", "rdev1_nr_pending"};
 
-class Raid1Stack final : public BuiltStack {
+class Raid1Stack final : public MdStack {
  public:
   Raid1Stack(Machine& m, const models::Raid1Costs& costs, const models::BrdCosts& brd,
              const models::Raid1Params& params, const models::LineCosts& lines,
              const models::LockHandoffCosts& wait_lock, double lock_word_transfers)
-      : machine_(&m), raid_(m.sim(), costs, brd, params, lines, wait_lock), lock_word_transfers_(lock_word_transfers) {}
+      : MdStack(m, lock_word_transfers), raid_(m.sim(), costs, brd, params, lines, wait_lock) {}
 
   models::BlockStack& block() override { return raid_; }
+  const models::MdArray& md() const override { return raid_; }
 
   // The transfers of line group `i` (kLineNames) since the last reset.
   double Transfers(size_t i) const {
@@ -46,16 +47,21 @@ class Raid1Stack final : public BuiltStack {
     }
   }
 
-  std::vector<sim::RatioMetric> Metrics() override {
-    auto ios = [this] { return MdIos(raid_); };
-    std::vector<sim::RatioMetric> m = WaitBarrierMetrics(raid_, lock_word_transfers_);
+  std::vector<sim::RatioMetric> Metrics() override { return BindMetrics(Declared(), *this); }
+
+  // Its metrics beyond fio's, declared once (scenarios/stack.h): md's
+  // shared ones around each line group's transfers per I/O.
+  static MetricDecls<Raid1Stack> Declared() {
+    auto ios = [](Raid1Stack& s) { return MdIos(s.raid_); };
+    MetricDecls<Raid1Stack> d;
+    AppendMetrics(d, WaitBarrierMetrics());
     for (size_t i = 0; i < std::size(kLineNames); ++i) {
-      m.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), [this, i] { return Transfers(i); }, ios, 1});
+      d.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), [i](Raid1Stack& s) { return s.Transfers(i); }, ios, 1});
     }
-    m.push_back({"barrier_slow_paths_per_io",
-                 [this] { return static_cast<double>(raid_.stats().barrier_slow_paths); }, ios, 1});
-    for (sim::RatioMetric& r : CpuSplitMetrics(*machine_, raid_)) m.push_back(std::move(r));
-    return m;
+    d.push_back({"barrier_slow_paths_per_io",
+                 [](Raid1Stack& s) { return static_cast<double>(s.raid_.stats().barrier_slow_paths); }, ios, 1});
+    AppendMetrics(d, CpuSplitMetrics());
+    return d;
   }
 
   std::vector<std::pair<std::string, models::LockStat>> Locks() override {
@@ -97,18 +103,10 @@ class Raid1Stack final : public BuiltStack {
   }
 
  private:
-  Machine* machine_;
   models::Raid1 raid_;
-  double lock_word_transfers_;
 };
 
-std::vector<std::string> Names() {
-  std::vector<std::string> n = WaitBarrierMetricNames();
-  for (const char* l : kLineNames) n.push_back(absl::StrCat("xfer_per_io_", l));
-  n.push_back("barrier_slow_paths_per_io");
-  for (std::string& c : CpuSplitMetricNames()) n.push_back(std::move(c));
-  return n;
-}
+std::vector<std::string> Names() { return DeclaredNames<Raid1Stack>(); }
 
 absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   (void)host;

@@ -24,44 +24,49 @@ namespace {
 const char* const kLineNames[] = {"nr_pending", "wait_barrier", "mirrors", "rdev0_nr_pending", "rdev1_nr_pending"};
 static_assert(std::size(kLineNames) == models::Raid10::kHotLines);
 
-class Raid10Stack final : public BuiltStack {
+class Raid10Stack final : public MdStack {
  public:
   Raid10Stack(Machine& m, const models::Raid10Costs& costs, const models::BrdCosts& brd,
               const models::Raid10Params& params, const models::LineCosts& lines,
               const models::LockHandoffCosts& wait_lock, double lock_word_transfers)
-      : machine_(&m),
-        raid_(m.sim(), costs, brd, params, lines, wait_lock),
-        lock_word_transfers_(lock_word_transfers) {
+      : MdStack(m, lock_word_transfers), raid_(m.sim(), costs, brd, params, lines, wait_lock) {
     raid_.set_scheduler(m.sched());
   }
 
   models::BlockStack& block() override { return raid_; }
+  const models::MdArray& md() const override { return raid_; }
 
-  std::vector<sim::RatioMetric> Metrics() override {
-    auto ios = [this] { return MdIos(raid_); };
-    auto writes = [this] { return static_cast<double>(raid_.stats().writes); };
-    std::vector<sim::RatioMetric> m = WaitBarrierMetrics(raid_, lock_word_transfers_);
+  std::vector<sim::RatioMetric> Metrics() override { return BindMetrics(Declared(), *this); }
+
+  // Its metrics beyond fio's, declared once (scenarios/stack.h): md's
+  // shared ones around the hot lines' and the plug path's.
+  static MetricDecls<Raid10Stack> Declared() {
+    using S = Raid10Stack;
+    auto ios = [](S& s) { return MdIos(s.raid_); };
+    auto writes = [](S& s) { return static_cast<double>(s.raid_.stats().writes); };
+    MetricDecls<S> d;
+    AppendMetrics(d, WaitBarrierMetrics());
     // Per hot line: transactions per I/O, their mean wait for the line
     // (ns), the line's utilisation (% of the window serving one).
-    const std::array<models::CacheLine*, models::Raid10::kHotLines> lines = raid_.lines();
-    for (size_t i = 0; i < lines.size(); ++i) {
-      const models::CacheLine* l = lines[i];
-      auto tx = [l] { return static_cast<double>(l->transfers()); };
-      m.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), tx, ios, 1});
-      m.push_back({absl::StrCat("line_wait_ns_", kLineNames[i]), [l] { return l->wait_sum().ToSeconds(); }, tx, 1e9});
-      m.push_back({absl::StrCat("line_util_pct_", kLineNames[i]), [l] { return l->BusyTime().ToSeconds(); },
-                   [this] { return machine_->ElapsedS(); }, 100});
+    for (size_t i = 0; i < std::size(kLineNames); ++i) {
+      auto tx = [i](S& s) { return static_cast<double>(s.raid_.lines()[i]->transfers()); };
+      d.push_back({absl::StrCat("xfer_per_io_", kLineNames[i]), tx, ios, 1});
+      d.push_back({absl::StrCat("line_wait_ns_", kLineNames[i]),
+                   [i](S& s) { return s.raid_.lines()[i]->wait_sum().ToSeconds(); }, tx, 1e9});
+      d.push_back({absl::StrCat("line_util_pct_", kLineNames[i]),
+                   [i](S& s) { return s.raid_.lines()[i]->BusyTime().ToSeconds(); },
+                   [](S& s) { return s.machine_->ElapsedS(); }, 100});
     }
-    m.push_back({"plug_cbs_per_write", [this] { return static_cast<double>(raid_.stats().plug_cbs); }, writes, 1});
+    d.push_back({"plug_cbs_per_write", [](S& s) { return static_cast<double>(s.raid_.stats().plug_cbs); }, writes, 1});
     // md's thread path: plugs flushed from schedule() onto
     // conf->pending_bio_list, and raid10d's flush_pending_writes that found
     // bios (zero unless a task sleeps holding its plug).
-    m.push_back({"unplugs_from_schedule_per_write",
-                 [this] { return static_cast<double>(raid_.stats().unplugs_from_schedule); }, writes, 1});
-    m.push_back({"raid10d_flushes_per_write", [this] { return static_cast<double>(raid_.stats().flushes); }, writes,
-                 1});
-    for (sim::RatioMetric& r : CpuSplitMetrics(*machine_, raid_)) m.push_back(std::move(r));
-    return m;
+    d.push_back({"unplugs_from_schedule_per_write",
+                 [](S& s) { return static_cast<double>(s.raid_.stats().unplugs_from_schedule); }, writes, 1});
+    d.push_back({"raid10d_flushes_per_write", [](S& s) { return static_cast<double>(s.raid_.stats().flushes); },
+                 writes, 1});
+    AppendMetrics(d, CpuSplitMetrics());
+    return d;
   }
 
   std::vector<std::pair<std::string, models::LockStat>> Locks() override {
@@ -110,22 +115,10 @@ class Raid10Stack final : public BuiltStack {
   }
 
  private:
-  Machine* machine_;
   models::Raid10 raid_;
-  double lock_word_transfers_;
 };
 
-std::vector<std::string> Names() {
-  std::vector<std::string> n = WaitBarrierMetricNames();
-  for (const char* l : kLineNames) {
-    for (const char* k : {"xfer_per_io_", "line_wait_ns_", "line_util_pct_"}) n.push_back(absl::StrCat(k, l));
-  }
-  for (const char* c : {"plug_cbs_per_write", "unplugs_from_schedule_per_write", "raid10d_flushes_per_write"}) {
-    n.push_back(c);
-  }
-  for (std::string& c : CpuSplitMetricNames()) n.push_back(std::move(c));
-  return n;
-}
+std::vector<std::string> Names() { return DeclaredNames<Raid10Stack>(); }
 
 absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   (void)host;

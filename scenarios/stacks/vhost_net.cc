@@ -2,9 +2,10 @@
 // vhost-net worker serves a one-vCPU guest's virtio-net, a tap bridged to
 // a 10 GbE NIC, and the iperf streams the guest sends to a server across
 // the link (models/vhost, models/net).
-#include "scenarios/stacks/vhost_net.h"
-
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "models/cpu/sched.h"
@@ -15,6 +16,7 @@
 #include "models/sync/handoff_costs.h"
 #include "models/vhost/vhost.h"
 #include "models/vhost/vhost_net.h"
+#include "scenarios/stacks/parts.h"
 #include "scenarios/units.h"
 #include "sim/check.h"
 
@@ -37,7 +39,7 @@ struct Built {
   bool guest_receives = false;
 };
 
-class Rig final : public VhostNetRig {
+class Rig final : public BuiltRun {
  public:
   Rig(sim::Simulator& sim, std::unique_ptr<Machine> m, const Built& b)
       : sim_(&sim),
@@ -83,56 +85,60 @@ class Rig final : public VhostNetRig {
     guest_.Start();
     server_.Start();
   }
-  Machine& machine() override { return *m_; }
+  std::vector<models::Cpu*> Cpus() override { return m_->cpus(); }
 
-  std::vector<sim::RatioMetric> Metrics() override {
+  std::vector<sim::RatioMetric> Metrics() override { return BindMetrics(Declared(), *this); }
+
+  // Its metrics, declared once (scenarios/stack.h).
+  static MetricDecls<Rig> Declared() {
     auto n = [](uint64_t v) { return static_cast<double>(v); };
-    auto window = [this] { return m_->ElapsedS(); };
     auto ps = [](sim::Time t) { return static_cast<double>(t.ps()); };
-    auto window_ps = [this] { return m_->ElapsedS() * 1e12; };
-    const models::LockStat& wl = dev_.work_lock().stat();
-    auto wake = [this, n](models::WakeCase c) {
-      return [this, n, c] { return n(dev_.stats().wakes[static_cast<int>(c)]); };
+    auto window = [](Rig& r) { return r.m_->ElapsedS(); };
+    auto window_ps = [](Rig& r) { return r.m_->ElapsedS() * 1e12; };
+    auto wl = [](Rig& r) -> const models::LockStat& { return r.dev_.work_lock().stat(); };
+    auto wake = [n](models::WakeCase c) {
+      return [n, c](Rig& r) { return n(r.dev_.stats().wakes[static_cast<int>(c)]); };
     };
-    auto delivered = [this] { return data_link_->DeliveredBits() - delivered_at_reset_; };
-    auto host_busy_s = [this] {
+    auto delivered = [](Rig& r) { return r.data_link_->DeliveredBits() - r.delivered_at_reset_; };
+    auto packets = [n](Rig& r) { return n(r.net_.stats().tx_frames + r.net_.stats().rx_packets); };
+    auto vcpu_ps = [ps](Rig& r) { return ps(r.VcpuRuntime() - r.vcpu_runtime_at_reset_); };
+    auto host_busy_s = [](Rig& r) {
       double busy = 0;
-      for (const models::Cpu* c : m_->cpus()) busy += c->BusyTime().ToSeconds();
+      for (const models::Cpu* c : r.m_->cpus()) busy += c->BusyTime().ToSeconds();
       return busy;
     };
     return {
         // What iperf's server receives: payload off the wire since the reset.
         {"throughput_gbps", delivered, window, 1e-9},
-        {"vhost_cpu_pct", [this, ps] { return ps(dev_.WorkerCpuTime()); }, window_ps, 100},
-        {"work_lock_wait_mean_us", [&wl] { return wl.wait.sum(); }, [&wl] { return static_cast<double>(wl.acquisitions); },
-         1e-6},
+        {"vhost_cpu_pct", [ps](Rig& r) { return ps(r.dev_.WorkerCpuTime()); }, window_ps, 100},
+        {"work_lock_wait_mean_us", [wl](Rig& r) { return wl(r).wait.sum(); },
+         [wl](Rig& r) { return static_cast<double>(wl(r).acquisitions); }, 1e-6},
         // Every context's spinning for work_lock (wakers and the worker),
         // in percent of one CPU: the most the lock can cost anyone.
-        {"work_lock_wait_pct", [&wl] { return wl.wait.sum(); }, window_ps, 100},
-        {"work_lock_hold_mean_us", [&wl] { return wl.hold.sum(); }, [&wl] { return static_cast<double>(wl.hold.count()); },
-         1e-6},
+        {"work_lock_wait_pct", [wl](Rig& r) { return wl(r).wait.sum(); }, window_ps, 100},
+        {"work_lock_hold_mean_us", [wl](Rig& r) { return wl(r).hold.sum(); },
+         [wl](Rig& r) { return static_cast<double>(wl(r).hold.count()); }, 1e-6},
         {"wakeups_running_per_s", wake(models::WakeCase::kRunning), window, 1},
         {"wakeups_runnable_per_s", wake(models::WakeCase::kRunnable), window, 1},
         {"wakeups_switching_per_s", wake(models::WakeCase::kSwitching), window, 1},
         {"wakeups_asleep_per_s", wake(models::WakeCase::kAsleep), window, 1},
-        {"packets_per_s", [this, n] { return n(net_.stats().tx_frames + net_.stats().rx_packets); }, window, 1},
-        {"kicks_per_s", [this, n] { return n(guest_.stats().kicks); }, window, 1},
-        {"interrupts_per_s", [this, n] { return n(guest_.stats().interrupts); }, window, 1},
-        {"tx_frame_kib", [this] { return static_cast<double>(data_link_->stats().payload); },
-         [this, n] { return n(data_link_->stats().frames); }, 1.0 / 1024},
-        {"vhost_handle_tx_pct", [this, ps] { return ps(net_.stats().in_handle_tx); }, window_ps, 100},
-        {"vhost_handle_rx_pct", [this, ps] { return ps(net_.stats().in_handle_rx); }, window_ps, 100},
-        {"vhost_work_lock_spin_pct", [this, ps] { return ps(dev_.stats().work_lock_spin); }, window_ps, 100},
-        {"vhost_schedule_pct", [this, ps] { return ps(dev_.WorkerScheduleTime()); }, window_ps, 100},
-        {"vcpu_thread_cpu_pct", [this, ps] { return ps(VcpuRuntime() - vcpu_runtime_at_reset_); }, window_ps, 100},
+        {"packets_per_s", packets, window, 1},
+        {"kicks_per_s", [n](Rig& r) { return n(r.guest_.stats().kicks); }, window, 1},
+        {"interrupts_per_s", [n](Rig& r) { return n(r.guest_.stats().interrupts); }, window, 1},
+        {"tx_frame_kib", [](Rig& r) { return static_cast<double>(r.data_link_->stats().payload); },
+         [n](Rig& r) { return n(r.data_link_->stats().frames); }, 1.0 / 1024},
+        {"vhost_handle_tx_pct", [ps](Rig& r) { return ps(r.net_.stats().in_handle_tx); }, window_ps, 100},
+        {"vhost_handle_rx_pct", [ps](Rig& r) { return ps(r.net_.stats().in_handle_rx); }, window_ps, 100},
+        {"vhost_work_lock_spin_pct", [ps](Rig& r) { return ps(r.dev_.stats().work_lock_spin); }, window_ps, 100},
+        {"vhost_schedule_pct", [ps](Rig& r) { return ps(r.dev_.WorkerScheduleTime()); }, window_ps, 100},
+        {"vcpu_thread_cpu_pct", vcpu_ps, window_ps, 100},
         // Efficiency: payload per CPU-second busy on the host (every state
         // but idle, on every host CPU: the vCPU thread, vhost's worker, the
         // NIC's interrupts) and on the guest (its vCPU thread's run time),
         // and the host's CPU time per packet.
         {"gbit_per_host_cpu_s", delivered, host_busy_s, 1e-9},
-        {"gbit_per_guest_cpu_s", delivered, [this, ps] { return ps(VcpuRuntime() - vcpu_runtime_at_reset_); }, 1e3},
-        {"host_cpu_us_per_packet", host_busy_s,
-         [this, n] { return n(net_.stats().tx_frames + net_.stats().rx_packets); }, 1e6},
+        {"gbit_per_guest_cpu_s", delivered, vcpu_ps, 1e3},
+        {"host_cpu_us_per_packet", host_busy_s, packets, 1e6},
     };
   }
 
@@ -162,6 +168,7 @@ class Rig final : public VhostNetRig {
     call_rx_.ResetStats();
     call_tx_.ResetStats();
     vcpu_runtime_at_reset_ = VcpuRuntime();
+    m_->ResetStats();
   }
 
  private:
@@ -200,17 +207,12 @@ class Rig final : public VhostNetRig {
   sim::Time vcpu_runtime_at_reset_;
 };
 
-}  // namespace
+std::vector<std::string> Names() { return DeclaredNames<Rig>(); }
 
-std::vector<std::string> VhostNetMetricNames() {
-  return {"throughput_gbps",        "vhost_cpu_pct",          "work_lock_wait_mean_us", "work_lock_wait_pct",
-          "work_lock_hold_mean_us", "wakeups_running_per_s",  "wakeups_runnable_per_s", "wakeups_switching_per_s", "wakeups_asleep_per_s",
-          "packets_per_s",          "kicks_per_s",            "interrupts_per_s",       "tx_frame_kib",
-          "vhost_handle_tx_pct",    "vhost_handle_rx_pct",    "vhost_work_lock_spin_pct", "vhost_schedule_pct",
-          "vcpu_thread_cpu_pct", "gbit_per_host_cpu_s", "gbit_per_guest_cpu_s", "host_cpu_us_per_packet"};
-}
-
-absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, const Params& s) {
+// REQUIRES: `s` is resolved and validated, with an iperf workload, and
+// passed the rules of its stack (checks.h). InvalidArgument naming the
+// field for a missing or bad one.
+absl::StatusOr<std::unique_ptr<BuiltRun>> Build(sim::Simulator& sim, const Params& s) {
   VIOSIM_CHECK(static_cast<const Scenario&>(s.message()).stack().has_vhost_net(),
                "an iperf workload has a vhost_net stack (the loader's checks refuse others)");
   const Params v = s["stack"]["vhost_net"];
@@ -306,7 +308,19 @@ absl::StatusOr<std::unique_ptr<VhostNetRig>> BuildVhostNet(sim::Simulator& sim, 
   if (!host.ok()) return host.status();
   absl::StatusOr<std::unique_ptr<Machine>> m = Machine::Make(sim, s["platform"], host_cpus, "host", host->sched());
   if (!m.ok()) return m.status();
-  return std::unique_ptr<VhostNetRig>(new Rig(sim, std::move(*m), b));
+  return std::unique_ptr<BuiltRun>(new Rig(sim, std::move(*m), b));
+}
+
+}  // namespace
+
+StackPart VhostNetPart() {
+  StackPart p = {"vhost_net",
+                 "network, with workload.iperf: Linux 3.0 vhost-net, a 1-vCPU guest's virtio-net, tap, 10 GbE", false,
+                 &Names, nullptr};
+  p.workload = Workload::kIperf;
+  p.build_run = &Build;
+  p.stack_kind = "network";
+  return p;
 }
 
 }  // namespace viosim::stacks

@@ -38,38 +38,48 @@ class VirtioBlkStack final : public BuiltStack {
 
   models::BlockStack& block() override { return blk_; }
 
-  std::vector<sim::RatioMetric> Metrics() override {
+  std::vector<sim::RatioMetric> Metrics() override { return BindMetrics(Declared(), *this); }
+
+  // Its metrics beyond fio's, declared once (scenarios/stack.h).
+  static MetricDecls<VirtioBlkStack> Declared() {
+    using S = VirtioBlkStack;
     auto n = [](uint64_t v) { return static_cast<double>(v); };
-    auto reqs = [this, n] { return n(blk_.stats().completed); };
-    auto checks = [this, n] { return n(blk_.stats().kick_checks); };
-    auto window = [this] { return machine_->ElapsedS(); };
-    auto cpu_time = [this] { return machine_->ElapsedS() * machine_->ncpus(); };
-    auto exits = [this](models::ExitKind k) { return static_cast<double>(kvm_.stats().exits[static_cast<int>(k)]); };
-    const models::LockStat& vq = blk_.vq_lock().stat();
-    const models::LockStat& bql = dev_.bql().stat();
+    auto reqs = [n](S& s) { return n(s.blk_.stats().completed); };
+    auto checks = [n](S& s) { return n(s.blk_.stats().kick_checks); };
+    auto window = [](S& s) { return s.machine_->ElapsedS(); };
+    auto cpu_time = [](S& s) { return s.machine_->ElapsedS() * s.machine_->ncpus(); };
+    auto time_in = [](models::CpuTime t) { return [t](S& s) { return s.machine_->TimeInS(t); }; };
+    auto exits = [](S& s, models::ExitKind k) {
+      return static_cast<double>(s.kvm_.stats().exits[static_cast<int>(k)]);
+    };
+    auto vq = [](S& s) -> const models::LockStat& { return s.blk_.vq_lock().stat(); };
+    auto bql = [](S& s) -> const models::LockStat& { return s.dev_.bql().stat(); };
     return {
-        {"kicks_per_request", [this, n] { return n(blk_.stats().kicks); }, reqs, 1},
+        {"kicks_per_request", [n](S& s) { return n(s.blk_.stats().kicks); }, reqs, 1},
         {"kicks_suppressed_pct",
-         [this, n] { return n(blk_.stats().kick_checks - std::min(blk_.stats().kick_checks, blk_.stats().kicks)); },
+         [n](S& s) {
+           return n(s.blk_.stats().kick_checks - std::min(s.blk_.stats().kick_checks, s.blk_.stats().kicks));
+         },
          checks, 100},
-        {"interrupts_per_request", [this, n] { return n(blk_.stats().interrupts); }, reqs, 1},
-        {"vq_lock_hold_mean_us", [&vq] { return vq.hold.sum(); }, [&vq] { return static_cast<double>(vq.hold.count()); },
-         1e-6},
-        {"vq_lock_wait_mean_us", [&vq] { return vq.wait.sum(); }, [&vq] { return static_cast<double>(vq.acquisitions); },
-         1e-6},
-        {"vq_lock_contention_pct", [&vq] { return static_cast<double>(vq.contentions); },
-         [&vq] { return static_cast<double>(vq.acquisitions); }, 100},
-        {"bql_wait_mean_us", [&bql] { return bql.wait.sum(); }, [&bql] { return static_cast<double>(bql.acquisitions); },
-         1e-6},
-        {"bql_contention_pct", [&bql] { return static_cast<double>(bql.contentions); },
-         [&bql] { return static_cast<double>(bql.acquisitions); }, 100},
-        {"exits_per_s", [this] { return static_cast<double>(kvm_.total_exits()); }, window, 1},
-        {"notify_exits_per_s", [exits] { return exits(models::ExitKind::kMmioNotify); }, window, 1},
+        {"interrupts_per_request", [n](S& s) { return n(s.blk_.stats().interrupts); }, reqs, 1},
+        {"vq_lock_hold_mean_us", [vq](S& s) { return vq(s).hold.sum(); },
+         [vq](S& s) { return static_cast<double>(vq(s).hold.count()); }, 1e-6},
+        {"vq_lock_wait_mean_us", [vq](S& s) { return vq(s).wait.sum(); },
+         [vq](S& s) { return static_cast<double>(vq(s).acquisitions); }, 1e-6},
+        {"vq_lock_contention_pct", [vq](S& s) { return static_cast<double>(vq(s).contentions); },
+         [vq](S& s) { return static_cast<double>(vq(s).acquisitions); }, 100},
+        {"bql_wait_mean_us", [bql](S& s) { return bql(s).wait.sum(); },
+         [bql](S& s) { return static_cast<double>(bql(s).acquisitions); }, 1e-6},
+        {"bql_contention_pct", [bql](S& s) { return static_cast<double>(bql(s).contentions); },
+         [bql](S& s) { return static_cast<double>(bql(s).acquisitions); }, 100},
+        {"exits_per_s", [](S& s) { return static_cast<double>(s.kvm_.total_exits()); }, window, 1},
+        {"notify_exits_per_s", [exits](S& s) { return exits(s, models::ExitKind::kMmioNotify); }, window, 1},
         {"isr_exits_per_s",
-         [exits] { return exits(models::ExitKind::kMmioIsrRead) + exits(models::ExitKind::kMmioIsrAck); }, window, 1},
-        {"vcpu_spin_pct", [this] { return machine_->TimeInS(models::CpuTime::kSpin); }, cpu_time, 100},
-        {"vcpu_exit_pct", [this] { return machine_->TimeInS(models::CpuTime::kExit); }, cpu_time, 100},
-        {"vcpu_idle_pct", [this] { return machine_->TimeInS(models::CpuTime::kIdle); }, cpu_time, 100},
+         [exits](S& s) { return exits(s, models::ExitKind::kMmioIsrRead) + exits(s, models::ExitKind::kMmioIsrAck); },
+         window, 1},
+        {"vcpu_spin_pct", time_in(models::CpuTime::kSpin), cpu_time, 100},
+        {"vcpu_exit_pct", time_in(models::CpuTime::kExit), cpu_time, 100},
+        {"vcpu_idle_pct", time_in(models::CpuTime::kIdle), cpu_time, 100},
     };
   }
 
@@ -116,12 +126,7 @@ class VirtioBlkStack final : public BuiltStack {
   models::VirtioBlk blk_;
 };
 
-std::vector<std::string> Names() {
-  return {"kicks_per_request", "kicks_suppressed_pct", "interrupts_per_request", "vq_lock_hold_mean_us",
-          "vq_lock_wait_mean_us", "vq_lock_contention_pct", "bql_wait_mean_us", "bql_contention_pct",
-          "exits_per_s", "notify_exits_per_s", "isr_exits_per_s", "vcpu_spin_pct", "vcpu_exit_pct",
-          "vcpu_idle_pct"};
-}
+std::vector<std::string> Names() { return DeclaredNames<VirtioBlkStack>(); }
 
 absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, const models::HostCosts& host) {
   const Params v = s["stack"]["virtio_blk"];

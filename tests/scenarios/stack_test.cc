@@ -1,9 +1,13 @@
 // Stacks as registered parts (scenarios/stack.h): every part the scenario
-// language can name is registered and the other way round, each part
-// reports the metrics it declares, and an fio workload runs under the one
-// measurement engine with the scenario's run block and an exact window.
+// language can name is registered and the other way round, every workload
+// is carried by registered parts, each part reports the metrics it
+// declares, and an fio workload runs under the one measurement engine with
+// the scenario's run block and an exact window.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <string>
@@ -16,6 +20,7 @@
 #include "scenarios/fio_builder.h"
 #include "scenarios/fio_parser.h"
 #include "scenarios/loader.h"
+#include "scenarios/params.h"
 #include "scenarios/scenario.pb.h"
 #include "scenarios/stack.h"
 #include "sim/simulator.h"
@@ -25,17 +30,51 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Every block stack of the oneof; vhost_net is the network stack an iperf
-// workload runs on (scenarios/stacks/vhost_net.h), not a block part.
+// Every field of the device oneof names a registered part, and every part
+// on a stack is one of them (lockbench, which needs no stack, is named by
+// its workload).
 TEST(StackTest, EveryFieldOfTheDeviceOneofIsARegisteredPartAndNothingElse) {
   const google::protobuf::OneofDescriptor* oneof = Stack::descriptor()->FindOneofByName("device");
   ASSERT_NE(oneof, nullptr);
   std::set<std::string> fields, parts;
-  for (int i = 0; i < oneof->field_count(); ++i) {
-    if (oneof->field(i)->name() != "vhost_net") fields.insert(oneof->field(i)->name());
+  for (int i = 0; i < oneof->field_count(); ++i) fields.insert(oneof->field(i)->name());
+  for (const StackPart& p : StackParts()) {
+    if (p.on_stack) {
+      parts.insert(p.name);
+    } else {
+      EXPECT_NE(Workload::descriptor()->FindFieldByName(p.name), nullptr) << p.name;
+    }
   }
-  for (const StackPart& p : StackParts()) parts.insert(p.name);
   EXPECT_EQ(fields, parts);
+}
+
+// fio runs on every block stack (a part with `build`); every other
+// workload is carried by exactly one part, which builds it itself
+// (`build_run`), and is the part OwnWorkloadPart finds.
+TEST(StackTest, EveryWorkloadIsCarriedByRegisteredParts) {
+  const google::protobuf::OneofDescriptor* oneof = Workload::descriptor()->FindOneofByName("kind");
+  ASSERT_NE(oneof, nullptr);
+  for (const StackPart& p : StackParts()) {
+    SCOPED_TRACE(p.name);
+    EXPECT_NE(p.build == nullptr, p.build_run == nullptr) << "a part has one builder";
+    EXPECT_EQ(p.build != nullptr, p.workload == Workload::kFio) << "a block stack carries fio, and only it";
+  }
+  for (int i = 0; i < oneof->field_count(); ++i) {
+    const auto w = static_cast<Workload::KindCase>(oneof->field(i)->number());
+    SCOPED_TRACE(oneof->field(i)->name());
+    std::vector<const StackPart*> carriers;
+    for (const StackPart& p : StackParts()) {
+      if (p.workload == w) carriers.push_back(&p);
+    }
+    ASSERT_FALSE(carriers.empty()) << "a workload no part carries";
+    if (w == Workload::kFio) {
+      EXPECT_EQ(OwnWorkloadPart(w), nullptr);
+    } else {
+      EXPECT_EQ(carriers.size(), 1u);
+      EXPECT_EQ(OwnWorkloadPart(w), carriers.front());
+    }
+  }
+  EXPECT_EQ(OwnWorkloadPart(Workload::KIND_NOT_SET), nullptr);
 }
 
 TEST(StackTest, TwoPartsInOneStackAreAnErrorNamingTheFileLineAndTheOneof) {
@@ -51,8 +90,18 @@ TEST(StackTest, AScenarioWithoutADeviceSaysWhichPartsExist) {
   Scenario s;
   absl::StatusOr<const StackPart*> part = StackPartOf(s);
   ASSERT_FALSE(part.ok());
-  EXPECT_THAT(std::string(part.status().message()), HasSubstr("field 'stack'"));
-  EXPECT_THAT(std::string(part.status().message()), HasSubstr("virtio_blk_mq"));
+  EXPECT_EQ(part.status().message(), "field 'stack': the scenario has no block stack to run fio on (one of nvme, "
+                                     "virtio_blk, virtio_blk_mq, raid10, raid1)");
+}
+
+// A part that carries its own workload is no block stack for fio.
+TEST(StackTest, FioOnTheNetworkStackSaysWhatItCarries) {
+  Scenario s;
+  s.mutable_stack()->mutable_vhost_net();
+  absl::StatusOr<const StackPart*> part = StackPartOf(s);
+  ASSERT_FALSE(part.ok());
+  EXPECT_EQ(part.status().message(),
+            "field 'stack.vhost_net': a network stack, which carries workload.iperf, not fio's block I/O");
 }
 
 absl::StatusOr<Scenario> Resolved(const std::string& file, const std::string& variant) {
@@ -61,31 +110,57 @@ absl::StatusOr<Scenario> Resolved(const std::string& file, const std::string& va
   return ResolveVariant(*f, variant, {});
 }
 
-// Each registered part, built from a scenario that uses it, reports
-// exactly the metrics its part declares, in that order.
+std::vector<std::string> ScenarioPaths() {
+  std::vector<std::string> paths;
+  for (const auto& e : std::filesystem::directory_iterator("scenarios")) {
+    if (e.path().extension() == ".textproto") paths.push_back(e.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+// Each registered part, built from every variant of every scenario under
+// scenarios/ that uses it, reports exactly the metrics its part declares,
+// in that order, and every part is built by some scenario. The names the
+// loader knows a variant by (MetricNames) hold them: all of them for a part
+// that carries its own workload, after fio's for a block stack under fio.
 TEST(StackTest, EachPartReportsTheMetricsItDeclares) {
-  const std::vector<std::pair<std::string, std::string>> uses = {
-      {"baremetal_optane.textproto", "base"},
-      {"virtio_blk_kick_lock.textproto", "before"},
-      {"virtio_blk_poll.textproto", "randread-4k-hipri1"},
-      {"raid10_unplug.textproto", "before"},
-      {"raid1_unplug.textproto", "before"}};
+  absl::StatusOr<fio::JobFile> jobs = fio::ParseCommandLine({"--name=j", "--rw=randread", "--bs=4k"});
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  const std::vector<std::string> paths = ScenarioPaths();
+  ASSERT_GE(paths.size(), 7u);
   std::set<std::string> built;
-  for (const auto& [file, variant] : uses) {
-    SCOPED_TRACE(file);
-    absl::StatusOr<Scenario> s = Resolved(file, variant);
-    ASSERT_TRUE(s.ok()) << s.status();
-    absl::StatusOr<const StackPart*> part = StackPartOf(*s);
-    ASSERT_TRUE(part.ok()) << part.status();
-    absl::StatusOr<fio::JobFile> jobs = fio::ParseCommandLine({"--name=j", "--rw=randread", "--bs=4k"});
-    ASSERT_TRUE(jobs.ok()) << jobs.status();
-    sim::Simulator sim;
-    absl::StatusOr<FioRig> rig = FioRig::Make(sim, *s, *jobs, fio::WorkloadControl());
-    ASSERT_TRUE(rig.ok()) << rig.status();
-    std::vector<std::string> names;
-    for (const sim::RatioMetric& m : rig->stack->Metrics()) names.push_back(m.name);
-    EXPECT_EQ(names, (*part)->metric_names());
-    built.insert((*part)->name);
+  for (const std::string& path : paths) {
+    absl::StatusOr<ScenarioFile> f = LoadScenarioFile(path);
+    ASSERT_TRUE(f.ok()) << f.status();
+    for (const std::string& variant : VariantNames(*f)) {
+      SCOPED_TRACE(absl::StrCat(path, " variant ", variant));
+      absl::StatusOr<Scenario> s = ResolveVariant(*f, variant, {});
+      ASSERT_TRUE(s.ok()) << s.status();
+      sim::Simulator sim;
+      std::vector<std::string> names;
+      const StackPart* part = OwnWorkloadPart(WorkloadOf(*s));
+      if (part != nullptr) {
+        absl::StatusOr<std::unique_ptr<BuiltRun>> run = part->build_run(sim, Params(*s, nullptr));
+        ASSERT_TRUE(run.ok()) << run.status();
+        for (const sim::RatioMetric& m : (*run)->Metrics()) names.push_back(m.name);
+        EXPECT_EQ(MetricNames(*s), part->metric_names());
+      } else {
+        // fio, or a stack alone for `viosim fio --stack`: a block stack.
+        absl::StatusOr<const StackPart*> block = StackPartOf(*s);
+        ASSERT_TRUE(block.ok()) << block.status();
+        part = *block;
+        absl::StatusOr<FioRig> rig = FioRig::Make(sim, *s, *jobs, fio::WorkloadControl());
+        ASSERT_TRUE(rig.ok()) << rig.status();
+        for (const sim::RatioMetric& m : rig->stack->Metrics()) names.push_back(m.name);
+        if (WorkloadOf(*s) == Workload::kFio) {
+          const std::vector<std::string> all = MetricNames(*s);
+          EXPECT_NE(std::search(all.begin(), all.end(), names.begin(), names.end()), all.end());
+        }
+      }
+      EXPECT_EQ(names, part->metric_names());
+      built.insert(part->name);
+    }
   }
   EXPECT_EQ(built.size(), StackParts().size()) << "a registered part no scenario builds";
 }
