@@ -12,7 +12,8 @@ QemuVirtioTransport::QemuVirtioTransport(sim::Simulator& sim, Kvm& kvm, VirtioBl
 }
 
 // The guest's notify write, as KVM routes it.
-sim::Task QemuVirtioTransport::Notify(Cpu& vcpu) {
+sim::Task QemuVirtioTransport::Notify(Cpu& vcpu, int queue) {
+  VIOSIM_CHECK(queue == 0, "QEMU 2.0's virtio-blk has one queue");
   if (kvm_->costs().ioeventfd) {
     co_await kvm_->MmioExitKernel(vcpu, ExitKind::kMmioNotify, dev_->SignalIoeventfd());
   } else {
@@ -20,7 +21,8 @@ sim::Task QemuVirtioTransport::Notify(Cpu& vcpu) {
   }
 }
 
-void QemuVirtioTransport::SetInterrupt(Cpu& target, Handler handler) {
+void QemuVirtioTransport::SetInterrupt(int queue, Cpu& target, Handler handler) {
+  VIOSIM_CHECK(queue == 0, "QEMU 2.0's virtio-blk has one queue");
   target_ = &target;
   handler_ = std::move(handler);
 }
@@ -99,6 +101,55 @@ sim::Task VirtioPci::NotifyIrq() {
 sim::Task VirtioPci::Acknowledge(Cpu& vcpu, bool* vring) {
   (void)vcpu;
   pending_ = false;
+  *vring = true;
+  co_return;
+}
+
+VirtioPciMq::VirtioPciMq(sim::Simulator& sim, Kvm& kvm, IoThreadBlk& dev)
+    : sim_(&sim), kvm_(&kvm), dev_(&dev), vectors_(static_cast<size_t>(dev.num_queues())) {
+  VIOSIM_CHECK(kvm_->costs().ioeventfd, "an IOThread is notified through ioeventfds (x86 KVM)");
+  dev_->set_guest_notifiers(this);
+}
+
+// The guest's write of the queue index to the notify register: KVM's
+// in-kernel exit signals the queue's ioeventfd halfway through it.
+sim::Task VirtioPciMq::Notify(Cpu& vcpu, int queue) {
+  co_await kvm_->MmioExitKernel(vcpu, ExitKind::kMmioNotify, dev_->Ioeventfd(queue));
+}
+
+void VirtioPciMq::SetInterrupt(int queue, Cpu& target, Handler handler) {
+  VIOSIM_CHECK(queue >= 0 && queue < static_cast<int>(vectors_.size()), "a vector per queue of the device");
+  Vector& v = vectors_[static_cast<size_t>(queue)];
+  v.target = &target;
+  v.handler = std::move(handler);
+}
+
+// The irqfd of the queue's vector: a new interrupt unless one is on its way.
+void VirtioPciMq::SetGuestNotifier(int queue) {
+  Vector& v = vectors_[static_cast<size_t>(queue)];
+  if (v.pending) return;
+  v.pending = true;
+  sim_->Spawn(Inject(queue));
+}
+
+// irqfd -> kvm_set_msi: the MSI posted to its destination after
+// irq_inject; the irqfd takes a new interrupt from then on.
+sim::Task VirtioPciMq::Inject(int queue) {
+  Vector& v = vectors_[static_cast<size_t>(queue)];
+  co_await sim_->Delay(kvm_->costs().irq_inject.value);
+  v.pending = false;
+  v.target->RaiseIrq(Deliver(queue, *v.target));
+}
+
+sim::Task VirtioPciMq::Deliver(int queue, Cpu& vcpu) {
+  co_await kvm_->IrqKick(vcpu);
+  co_await vectors_[static_cast<size_t>(queue)].handler(vcpu);
+}
+
+// vp_vring_interrupt: the vector names the queue; no register is read and
+// nothing is acknowledged.
+sim::Task VirtioPciMq::Acknowledge(Cpu& vcpu, bool* vring) {
+  (void)vcpu;
   *vring = true;
   co_return;
 }

@@ -28,13 +28,27 @@
 //               an edge, coalesced while one is pending and cleared when
 //               the guest takes it; the vector names the queue, so the
 //               guest reads no status and acknowledges nothing.
+//
+// VirtioPciMq is virtio-pci for the multiqueue virtio-blk-pci of the
+// blk-poll case on x86 KVM, served by an IOThread (iothread_blk.h): an
+// ioeventfd on every queue's notify (an in-kernel exit that signals it; the
+// IOThread wakes) and one MSI-X vector per queue whose irqfd the IOThread
+// sets (the queue's guest notifier, VirtioGuestNotifiers). A set irqfd
+// posts the MSI (kvm_set_msi; APICv posted interrupts on Cascade Lake) to
+// the queue's vCPU after irq_inject; sets while one is on its way coalesce
+// into it. The vCPU, halted in its idle loop or running the guest, is
+// kicked out to take it (Kvm::IrqKick: halt polling notices the pending
+// interrupt and re-enters) and runs the driver's handler as a hard
+// interrupt.
 #ifndef VIOSIM_MODELS_QEMU_VIRTIO_TRANSPORT_H_
 #define VIOSIM_MODELS_QEMU_VIRTIO_TRANSPORT_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "models/cpu/cpu.h"
 #include "models/kvm/kvm.h"
+#include "models/qemu/iothread_blk.h"
 #include "models/qemu/virtio_blk_device.h"
 #include "models/virtio/transport.h"
 #include "sim/simulator.h"
@@ -53,8 +67,11 @@ class QemuVirtioTransport : public VirtioTransport, public VirtioBus {
   // REQUIRES: `kvm` and `dev` outlive the transport.
   QemuVirtioTransport(sim::Simulator& sim, Kvm& kvm, VirtioBlkDevice& dev);
 
-  sim::Task Notify(Cpu& vcpu) final;
-  void SetInterrupt(Cpu& target, Handler handler) final;
+  // One queue: queue 0.
+  using VirtioTransport::Notify;
+  using VirtioTransport::SetInterrupt;
+  sim::Task Notify(Cpu& vcpu, int queue) final;
+  void SetInterrupt(int queue, Cpu& target, Handler handler) final;
   void ResetStats() override { stats_ = VirtioTransportStats(); }
   const VirtioTransportStats& stats() const { return stats_; }
 
@@ -103,6 +120,39 @@ class VirtioPci final : public QemuVirtioTransport {
 
  private:
   bool pending_ = false;  // an MSI sent and not yet taken by the guest
+};
+
+class VirtioPciMq final : public VirtioTransport, public VirtioGuestNotifiers {
+ public:
+  // As many queues as `dev` has. REQUIRES: `kvm` and `dev` outlive the
+  // transport; KVM with ioeventfd (kvm.costs().ioeventfd).
+  VirtioPciMq(sim::Simulator& sim, Kvm& kvm, IoThreadBlk& dev);
+
+  using VirtioTransport::Notify;
+  using VirtioTransport::SetInterrupt;
+  sim::Task Notify(Cpu& vcpu, int queue) override;
+  void SetInterrupt(int queue, Cpu& target, Handler handler) override;
+  sim::Task Acknowledge(Cpu& vcpu, bool* vring) override;
+  void SetGuestNotifier(int queue) override;
+
+ private:
+  // Queue `queue`'s MSI-X vector: its destination, the driver's handler,
+  // and whether its irqfd has an interrupt on its way.
+  struct Vector {
+    Cpu* target = nullptr;
+    Handler handler;
+    bool pending = false;
+  };
+
+  sim::Task Inject(int queue);
+  // On the routed vCPU: kicked out to take the interrupt, then the
+  // driver's handler.
+  sim::Task Deliver(int queue, Cpu& vcpu);
+
+  sim::Simulator* sim_;
+  Kvm* kvm_;
+  IoThreadBlk* dev_;
+  std::vector<Vector> vectors_;
 };
 
 }  // namespace models

@@ -3,7 +3,10 @@
 // (drivers/virtio/virtio_mmio.c) and virtio-pci (virtio_pci.c) do in Linux.
 // The driver knows only this: it notifies a queue, it registers the
 // handler of the queue's interrupt on the vCPU the interrupt is routed to,
-// and its handler acknowledges the interrupt through the transport.
+// and its handler acknowledges the interrupt through the transport. Queues
+// are numbered as the device lists them (the index virtio-pci's notify
+// register takes); a device of one queue has queue 0, which the overloads
+// without an index name.
 //
 // Which way a notify leaves the guest -- a userspace exit that QEMU
 // emulates, or an in-kernel exit when an ioeventfd is registered on the
@@ -12,6 +15,8 @@
 // models/qemu/virtio_transport.h), never by the driver.
 #ifndef VIOSIM_MODELS_VIRTIO_TRANSPORT_H_
 #define VIOSIM_MODELS_VIRTIO_TRANSPORT_H_
+
+#include <utility>
 
 #include "absl/functional/any_invocable.h"
 #include "models/cpu/cpu.h"
@@ -23,17 +28,20 @@ class VirtioTransport {
  public:
   virtual ~VirtioTransport() = default;
 
-  // virtqueue_notify(): the guest's write to the queue's notify register
-  // by code running on `vcpu`; returns when the vCPU is back in the guest.
-  virtual sim::Task Notify(Cpu& vcpu) = 0;
+  // virtqueue_notify(): the guest's write to queue `queue`'s notify
+  // register by code running on `vcpu`; returns when the vCPU is back in
+  // the guest.
+  virtual sim::Task Notify(Cpu& vcpu, int queue) = 0;
+  sim::Task Notify(Cpu& vcpu) { return Notify(vcpu, 0); }
 
-  // The guest's handler of the queue's interrupt, run on `vcpu` as a hard
+  // The guest's handler of a queue's interrupt, run on `vcpu` as a hard
   // interrupt once the interrupt has been injected and the vCPU taken out
   // of the guest to receive it.
   using Handler = absl::AnyInvocable<sim::Task(Cpu&)>;
-  // Registers `handler` for the queue's interrupt, routed to `target`
+  // Registers `handler` for queue `queue`'s interrupt, routed to `target`
   // (the SPI's target vCPU, the MSI's destination).
-  virtual void SetInterrupt(Cpu& target, Handler handler) = 0;
+  virtual void SetInterrupt(int queue, Cpu& target, Handler handler) = 0;
+  void SetInterrupt(Cpu& target, Handler handler) { SetInterrupt(0, target, std::move(handler)); }
 
   // The transport's part of the handler, on `vcpu` after its entry:
   // vm_interrupt's InterruptStatus read and InterruptACK write

@@ -1,28 +1,54 @@
 // stack.virtio_blk_mq: an x86 KVM guest's multiqueue virtio_blk with
-// blk_mq_ops->poll() (one vq per vCPU), one QEMU IOThread with aio=native
-// and an Optane-class device (models/virtio/mq).
+// blk_mq_ops->poll() (one vq per vCPU; models/virtio/guest/virtio_blk_mq.h)
+// over QEMU's virtio-pci with an ioeventfd and an irqfd per queue
+// (models/qemu/virtio_transport.h), one QEMU IOThread with aio=native
+// (models/qemu/iothread_blk.h) and an Optane-class device
+// (models/nvme/link_device.h); driver and device share the queues' rings
+// (models/virtio/mq/shared_vq.h).
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "models/kvm/kvm.h"
-#include "models/virtio/mq/virtio_blk_mq.h"
+#include "models/nvme/link_device.h"
+#include "models/qemu/iothread_blk.h"
+#include "models/qemu/virtio_transport.h"
+#include "models/virtio/guest/virtio_blk_mq.h"
+#include "models/virtio/mq/shared_vq.h"
 #include "scenarios/stacks/parts.h"
 #include "sim/check.h"
 
 namespace viosim::stacks {
 namespace {
 
+// The stack's costs, by the part that pays them.
+struct MqCosts {
+  models::VirtioBlkMqCosts guest;
+  models::IoThreadBlkCosts iothread;
+  models::NvmeLinkCosts device;
+};
+
 class VirtioBlkMqStack final : public BuiltStack {
  public:
-  VirtioBlkMqStack(Machine& m, const models::KvmCosts& kc, const models::VirtioBlkMqCosts& c, int ring_size,
-                   bool event_idx, uint64_t seed)
-      : machine_(&m), kvm_(m.sim(), kc), blk_(m.sim(), m.cpus(), kvm_, c, ring_size, event_idx, seed) {}
+  // One queue per vCPU; the device draws queue k's access latencies from
+  // Rng::ForStream(seed, "virtio_blk_mq.device.vq<k>").
+  VirtioBlkMqStack(Machine& m, const models::KvmCosts& kc, const MqCosts& c, int ring_size, bool event_idx,
+                   uint64_t seed)
+      : machine_(&m),
+        kvm_(m.sim(), kc),
+        rings_(MakeRings(m.sim(), m.ncpus(), ring_size, event_idx)),
+        device_(m.sim(), c.device, m.ncpus(), seed, "virtio_blk_mq.device.vq"),
+        iothread_(m.sim(), Rings(), device_, c.iothread),
+        pci_(m.sim(), kvm_, iothread_),
+        blk_(m.sim(), m.cpus(), Rings(), pci_, c.guest) {
+    iothread_.Start();
+  }
 
   models::BlockStack& block() override { return blk_; }
 
   // QEMU's IOThread is a server here: its busy time is host CPU time.
-  sim::Time ServerHostTime() override { return blk_.IothreadBusy(); }
+  sim::Time ServerHostTime() override { return iothread_.Busy(); }
 
   std::vector<sim::RatioMetric> Metrics() override { return BindMetrics(Declared(), *this); }
 
@@ -49,8 +75,8 @@ class VirtioBlkMqStack final : public BuiltStack {
         {"interrupts_per_request", [n](S& s) { return n(s.blk_.stats().interrupts); }, reqs, 1},
         {"polled_pct", [n](S& s) { return n(s.blk_.stats().polled_completions); }, reqs, 100},
         {"kicks_per_request", [n](S& s) { return n(s.blk_.stats().kicks); }, reqs, 1},
-        {"iothread_util_pct", [](S& s) { return static_cast<double>(s.blk_.IothreadBusy().ps()); }, window_ps, 100},
-        {"device_util_pct", [](S& s) { return static_cast<double>(s.blk_.LinkBusy().ps()); }, window_ps, 100},
+        {"iothread_util_pct", [](S& s) { return static_cast<double>(s.iothread_.Busy().ps()); }, window_ps, 100},
+        {"device_util_pct", [](S& s) { return static_cast<double>(s.device_.LinkBusy().ps()); }, window_ps, 100},
         lat("lat_guest_submit_us", &models::VirtioBlkMqStats::guest_submit_ns),
         lat("lat_kick_exit_us", &models::VirtioBlkMqStats::kick_ns),
         lat("lat_host_submit_us", &models::VirtioBlkMqStats::host_ns),
@@ -65,7 +91,12 @@ class VirtioBlkMqStack final : public BuiltStack {
     for (int q = 0; q < blk_.num_queues(); ++q) out.emplace_back(absl::StrCat("vq_lock", q), blk_.vq_lock(q).stat());
     return out;
   }
-  void ResetStats() override { blk_.ResetStats(); }
+  void ResetStats() override {
+    blk_.ResetStats();
+    iothread_.ResetStats();
+    device_.ResetStats();
+    kvm_.ResetStats();
+  }
 
   // The busiest of device bandwidth, IOThread and vCPUs (their polling left
   // out) over the window.
@@ -73,8 +104,8 @@ class VirtioBlkMqStack final : public BuiltStack {
     const sim::Time window = machine_->Elapsed();
     if (window <= sim::Time::Zero()) return std::nullopt;
     BusyPct b;
-    b.device_bandwidth = sim::PercentOf(blk_.LinkBusy(), window);
-    b.iothread = sim::PercentOf(blk_.IothreadBusy(), window);
+    b.device_bandwidth = sim::PercentOf(device_.LinkBusy(), window);
+    b.iothread = sim::PercentOf(iothread_.Busy(), window);
     for (const models::Cpu* c : machine_->cpus()) {
       const double busy = sim::PercentOf(c->BusyTime(), window);
       const double poll = sim::PercentOf(c->TimeIn(models::CpuTime::kPoll), window);
@@ -86,8 +117,27 @@ class VirtioBlkMqStack final : public BuiltStack {
   }
 
  private:
+  static std::vector<std::unique_ptr<models::SharedVq>> MakeRings(sim::Simulator& sim, int n, int ring_size,
+                                                                  bool event_idx) {
+    models::VirtqueueFeatures f;
+    f.event_idx = event_idx;
+    f.indirect_desc = true;
+    std::vector<std::unique_ptr<models::SharedVq>> out;
+    for (int i = 0; i < n; ++i) out.push_back(std::make_unique<models::SharedVq>(sim, ring_size, f));
+    return out;
+  }
+  std::vector<models::SharedVq*> Rings() const {
+    std::vector<models::SharedVq*> out;
+    for (const auto& r : rings_) out.push_back(r.get());
+    return out;
+  }
+
   Machine* machine_;
   models::Kvm kvm_;
+  std::vector<std::unique_ptr<models::SharedVq>> rings_;
+  models::NvmeLinkDevice device_;
+  models::IoThreadBlk iothread_;
+  models::VirtioPciMq pci_;
   models::VirtioBlkMq blk_;
 };
 
@@ -98,40 +148,40 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   const Params v = s["stack"]["virtio_blk_mq"];
   const Params k = s["platform"]["kvm"];
   models::KvmCosts kc;
-  models::VirtioBlkMqCosts c;
+  MqCosts c;
   const CostSlot kvm[] = {{"mmio_exit_kernel", &kc.mmio_exit_kernel},
                           {"irq_inject", &kc.irq_inject},
                           {"irq_kick_exit", &kc.irq_kick_exit}};
   const CostSlot stack[] = {
-      {"submit", &c.submit},
-      {"per_page", &c.per_page},
-      {"add_sgs", &c.add_sgs},
-      {"kick_prepare", &c.kick_prepare},
-      {"irq_entry", &c.irq_entry},
-      {"complete", &c.complete},
-      {"poll_detect", &c.poll_detect},
-      {"iothread_wakeup", &c.iothread_wakeup},
-      {"iothread_submit", &c.iothread_submit},
-      {"iothread_complete", &c.iothread_complete},
-      {"host_irq", &c.host_irq},
-      {"poll_window", &c.poll_window},
-      {"read_latency", &c.read_latency},
-      {"write_latency", &c.write_latency},
+      {"submit", &c.guest.submit},
+      {"per_page", &c.guest.per_page},
+      {"add_sgs", &c.guest.add_sgs},
+      {"kick_prepare", &c.guest.kick_prepare},
+      {"irq_entry", &c.guest.irq_entry},
+      {"complete", &c.guest.complete},
+      {"poll_detect", &c.guest.poll_detect},
+      {"iothread_wakeup", &c.iothread.iothread_wakeup},
+      {"iothread_submit", &c.iothread.iothread_submit},
+      {"iothread_complete", &c.iothread.iothread_complete},
+      {"host_irq", &c.iothread.host_irq},
+      {"poll_window", &c.iothread.poll_window},
+      {"read_latency", &c.device.read_latency},
+      {"write_latency", &c.device.write_latency},
   };
   if (absl::Status st = RequiredCosts(k, kvm); !st.ok()) return st;
   if (absl::Status st = RequiredCosts(v, stack); !st.ok()) return st;
   if (!v.Has("read_bandwidth") || !v.Has("write_bandwidth")) {
     return absl::InvalidArgumentError("fields 'stack.virtio_blk_mq.read_bandwidth' and 'write_bandwidth' are required");
   }
-  c.read_bandwidth.value = v.Real("read_bandwidth");
-  c.write_bandwidth.value = v.Real("write_bandwidth");
-  if (absl::Status st = v.OptionalCost("latency_exp_mean", &c.latency_exp_mean); !st.ok()) return st;
-  VIOSIM_CHECK(c.latency_exp_mean.value <= std::min(c.read_latency.value, c.write_latency.value),
+  c.device.read_bandwidth.value = v.Real("read_bandwidth");
+  c.device.write_bandwidth.value = v.Real("write_bandwidth");
+  if (absl::Status st = v.OptionalCost("latency_exp_mean", &c.device.latency_exp_mean); !st.ok()) return st;
+  VIOSIM_CHECK(c.device.latency_exp_mean.value <= std::min(c.device.read_latency.value, c.device.write_latency.value),
                "the exponential part is at most the read and the write latency (the loader's checks refuse more)");
   kc.ioeventfd = true;
   absl::StatusOr<sim::Time> handoff = LockHandoff(s["platform"]);
   if (!handoff.ok()) return handoff.status();
-  c.lock_handoff.value = *handoff;
+  c.guest.lock_handoff.value = *handoff;
   // A power of two: the loader's checks (scenarios/checks.cc) refuse
   // others, and the virtqueue model checks it.
   const int ring_size = static_cast<int>(v.Int("ring_size"));

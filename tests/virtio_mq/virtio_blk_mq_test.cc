@@ -2,7 +2,7 @@
 // the interrupt path, and a vq's interrupts are off exactly while it has
 // polled requests in flight. Its device's access latency: the configured
 // mean and exponential tail with latency_exp_mean, exact without it.
-#include "models/virtio/mq/virtio_blk_mq.h"
+#include "models/virtio/guest/virtio_blk_mq.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +15,10 @@
 #include "models/cpu/cpu.h"
 #include "models/cpu/task.h"
 #include "models/kvm/kvm.h"
+#include "models/nvme/link_device.h"
+#include "models/qemu/iothread_blk.h"
+#include "models/qemu/virtio_transport.h"
+#include "models/virtio/mq/shared_vq.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
 #include "tests/cpu/machine.h"
@@ -24,25 +28,32 @@ namespace {
 
 using sim::Time;
 
-VirtioBlkMqCosts TestCosts() {
-  VirtioBlkMqCosts c;
-  c.submit.value = Time::Nanos(1000);
-  c.per_page.value = Time::Nanos(100);
-  c.add_sgs.value = Time::Nanos(300);
-  c.kick_prepare.value = Time::Nanos(100);
-  c.irq_entry.value = Time::Nanos(500);
-  c.complete.value = Time::Nanos(500);
-  c.poll_detect.value = Time::Nanos(100);
-  c.lock_handoff.value = Time::Nanos(50);
-  c.iothread_wakeup.value = Time::Micros(2);
-  c.iothread_submit.value = Time::Micros(1);
-  c.iothread_complete.value = Time::Micros(1);
-  c.host_irq.value = Time::Micros(1);
-  c.poll_window.value = Time::Micros(32);
-  c.read_latency.value = Time::Micros(6);
-  c.write_latency.value = Time::Micros(8);
-  c.read_bandwidth.value = 2.3e9;
-  c.write_bandwidth.value = 2.1e9;
+// The stack's costs, by the part that pays them.
+struct Costs {
+  VirtioBlkMqCosts guest;
+  IoThreadBlkCosts iothread;
+  NvmeLinkCosts device;
+};
+
+Costs TestCosts() {
+  Costs c;
+  c.guest.submit.value = Time::Nanos(1000);
+  c.guest.per_page.value = Time::Nanos(100);
+  c.guest.add_sgs.value = Time::Nanos(300);
+  c.guest.kick_prepare.value = Time::Nanos(100);
+  c.guest.irq_entry.value = Time::Nanos(500);
+  c.guest.complete.value = Time::Nanos(500);
+  c.guest.poll_detect.value = Time::Nanos(100);
+  c.guest.lock_handoff.value = Time::Nanos(50);
+  c.iothread.iothread_wakeup.value = Time::Micros(2);
+  c.iothread.iothread_submit.value = Time::Micros(1);
+  c.iothread.iothread_complete.value = Time::Micros(1);
+  c.iothread.host_irq.value = Time::Micros(1);
+  c.iothread.poll_window.value = Time::Micros(32);
+  c.device.read_latency.value = Time::Micros(6);
+  c.device.write_latency.value = Time::Micros(8);
+  c.device.read_bandwidth.value = 2.3e9;
+  c.device.write_bandwidth.value = 2.1e9;
   return c;
 }
 
@@ -63,10 +74,26 @@ struct Sink : CompletionSink {
   }
 };
 
+// The stack as scenarios/stacks/virtio_blk_mq.cc wires it: a ring per
+// vCPU shared by the driver and the IOThread, the device's latency streams
+// seeded with 1, virtio-pci between them.
 struct Rig {
-  explicit Rig(const VirtioBlkMqCosts& costs = TestCosts())
+  explicit Rig(const Costs& costs = TestCosts())
       : m(4, SchedCosts(), "vcpu"), sim(m.sim), ptrs(m.ptrs()), kvm(sim, KvmCostsOf()) {
-    blk = std::make_unique<VirtioBlkMq>(sim, ptrs, kvm, costs, 256, true);
+    VirtqueueFeatures f;
+    f.event_idx = true;
+    f.indirect_desc = true;
+    std::vector<SharedVq*> vqs;
+    for (size_t i = 0; i < ptrs.size(); ++i) {
+      rings.push_back(std::make_unique<SharedVq>(sim, 256, f));
+      vqs.push_back(rings.back().get());
+    }
+    device = std::make_unique<NvmeLinkDevice>(sim, costs.device, static_cast<int>(ptrs.size()), /*seed=*/1,
+                                              "virtio_blk_mq.device.vq");
+    iothread = std::make_unique<IoThreadBlk>(sim, vqs, *device, costs.iothread);
+    pci = std::make_unique<VirtioPciMq>(sim, kvm, *iothread);
+    blk = std::make_unique<VirtioBlkMq>(sim, ptrs, vqs, *pci, costs.guest);
+    iothread->Start();
   }
   static KvmCosts KvmCostsOf() {
     KvmCosts k;
@@ -80,6 +107,10 @@ struct Rig {
   sim::Simulator& sim;
   std::vector<Cpu*> ptrs;
   Kvm kvm;
+  std::vector<std::unique_ptr<SharedVq>> rings;
+  std::unique_ptr<NvmeLinkDevice> device;
+  std::unique_ptr<IoThreadBlk> iothread;
+  std::unique_ptr<VirtioPciMq> pci;
   std::unique_ptr<VirtioBlkMq> blk;
   Sink sink;
   std::vector<std::unique_ptr<Issuer>> issuers;
@@ -162,8 +193,9 @@ TEST(VirtioBlkMqTest, InterruptCompletionTakesOneInterruptPerRequest) {
   // Without a latency spread (TestCosts) each request's device time is
   // exactly the read latency plus its transfer at the read bandwidth: one
   // request at a time never waits for the link.
-  const VirtioBlkMqCosts c = TestCosts();
-  const double device_ns = c.read_latency.value.ToSeconds() * 1e9 + rq.bytes / c.read_bandwidth.value * 1e9;
+  const Costs c = TestCosts();
+  const double device_ns =
+      c.device.read_latency.value.ToSeconds() * 1e9 + rq.bytes / c.device.read_bandwidth.value * 1e9;
   EXPECT_NEAR(rig.blk->stats().device_ns / 20, device_ns, 0.01);
 }
 
@@ -173,8 +205,8 @@ TEST(VirtioBlkMqTest, InterruptCompletionTakesOneInterruptPerRequest) {
 // falling back to 0 and each wait ends in a wakeup.
 TEST(VirtioBlkMqTest, IothreadPollTimeGrowsOnShortWaitsAndResetsOnLongOnes) {
   for (const bool slow : {false, true}) {
-    VirtioBlkMqCosts c = TestCosts();
-    if (slow) c.read_latency.value = Time::Micros(100);  // every device wait > 32us
+    Costs c = TestCosts();
+    if (slow) c.device.read_latency.value = Time::Micros(100);  // every device wait > 32us
     Rig rig(c);
     BlockRequest rq;
     rq.bytes = 4096;
@@ -183,13 +215,13 @@ TEST(VirtioBlkMqTest, IothreadPollTimeGrowsOnShortWaitsAndResetsOnLongOnes) {
     rig.sim.RunUntil(Time::Millis(20));
     ASSERT_EQ(rig.sink.completions, 50) << slow;
     if (slow) {
-      EXPECT_GE(rig.blk->stats().iothread_wakeups, 50u);
+      EXPECT_GE(rig.iothread->stats().wakeups, 50u);
     } else {
-      EXPECT_LE(rig.blk->stats().iothread_wakeups, 5u);
+      EXPECT_LE(rig.iothread->stats().wakeups, 5u);
       // It grows only while waits outlast it: here to 16us, as no wait
       // between events is longer.
-      EXPECT_GE(rig.blk->stats().iothread_poll_grows, 1u);
-      EXPECT_LE(rig.blk->stats().iothread_poll_grows, 4u);
+      EXPECT_GE(rig.iothread->stats().poll_grows, 1u);
+      EXPECT_LE(rig.iothread->stats().poll_grows, 4u);
     }
   }
 }
@@ -225,46 +257,46 @@ TEST(VirtioBlkMqTest, InterruptsOffWhilePolledRequestsInFlightAndBackOnAfter) {
 }
 
 TEST(VirtioBlkMqTest, DeviceLatencySpreadKeepsTheMeanAndPutsP99WhereTheExponentialDoes) {
-  VirtioBlkMqCosts c = TestCosts();
-  c.latency_exp_mean.value = Time::Nanos(300);
-  const double spread_us = c.latency_exp_mean.value.ToMicros();
+  Costs c = TestCosts();
+  c.device.latency_exp_mean.value = Time::Nanos(300);
+  const double spread_us = c.device.latency_exp_mean.value.ToMicros();
   Rig rig(c);
   const int n = 100000;
   for (bool write : {false, true}) {
     SCOPED_TRACE(write ? "write" : "read");
-    const Time latency = write ? c.write_latency.value : c.read_latency.value;
+    const Time latency = write ? c.device.write_latency.value : c.device.read_latency.value;
     std::vector<Time> t;
     double sum = 0;
     for (int i = 0; i < n; ++i) {
-      t.push_back(rig.blk->DeviceAccess(i % 4, write));
+      t.push_back(rig.device->Access(i % 4, write));
       sum += t.back().ToMicros();
     }
     // The mean within 5 standard errors (spread / sqrt(n)).
     EXPECT_NEAR(sum / n, latency.ToMicros(), 5 * spread_us / std::sqrt(n));
     std::sort(t.begin(), t.end());
-    EXPECT_GE(t.front(), latency - c.latency_exp_mean.value);
+    EXPECT_GE(t.front(), latency - c.device.latency_exp_mean.value);
     // p99 - mean of an exponential = (ln 100 - 1) x its mean, within 40 ns.
     EXPECT_NEAR(t[static_cast<size_t>(0.99 * n) - 1].ToMicros() - sum / n, (std::log(100.0) - 1) * spread_us, 0.04);
   }
 }
 
 TEST(VirtioBlkMqTest, WithoutSpreadEveryDeviceAccessTakesExactlyTheLatency) {
-  const VirtioBlkMqCosts c = TestCosts();  // latency_exp_mean 0
+  const Costs c = TestCosts();  // latency_exp_mean 0
   Rig rig(c);
   for (int i = 0; i < 1000; ++i) {
-    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, false), c.read_latency.value);
-    ASSERT_EQ(rig.blk->DeviceAccess(i % 4, true), c.write_latency.value);
+    ASSERT_EQ(rig.device->Access(i % 4, false), c.device.read_latency.value);
+    ASSERT_EQ(rig.device->Access(i % 4, true), c.device.write_latency.value);
   }
 }
 
 TEST(VirtioBlkMqTest, EachVqDrawsDeviceLatenciesFromItsOwnStream) {
-  VirtioBlkMqCosts c = TestCosts();
-  c.latency_exp_mean.value = Time::Nanos(300);
+  Costs c = TestCosts();
+  c.device.latency_exp_mean.value = Time::Nanos(300);
   Rig alone(c), mixed(c);
   for (int i = 0; i < 100; ++i) {
-    const Time a = alone.blk->DeviceAccess(0, false);
-    (void)mixed.blk->DeviceAccess(1, false);
-    ASSERT_EQ(mixed.blk->DeviceAccess(0, false), a) << i;
+    const Time a = alone.device->Access(0, false);
+    (void)mixed.device->Access(1, false);
+    ASSERT_EQ(mixed.device->Access(0, false), a) << i;
   }
 }
 
