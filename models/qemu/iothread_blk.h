@@ -105,7 +105,7 @@ class IoThreadBlk {
   sim::Task IoThread();
   void AdjustPollingTime(sim::Time block);
   sim::Task CompleteRequests();
-  sim::Task HandleVq(int q);
+  sim::Task HandleRequest(int q, VirtQueueElement e);
   sim::Task Aio(int q, VirtQueueElement e, VirtioBlkMqReq* r);
   void NotifyGuestBh();
 
