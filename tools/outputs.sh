@@ -38,11 +38,14 @@ for s in scenarios/*.textproto; do
   capture "run.$b.json" run "$s" --jobs 2 --format json
   capture "list.$b" list --params "$s"
 done
+# The jobs' log files (write_bw_log and the like) go into $out/logs, not
+# into the checkout.
+mkdir -p "$out/logs"
 for f in scenarios/fio/*.fio tests/fio/testdata/*.fio; do
   b=$(basename "$f" .fio)
   case "$b" in include_*) continue ;; esac
-  capture "fio.$b.normal" fio "$f"
+  capture "fio.$b.normal" fio "$f" --log-dir "$out/logs"
   case "$b" in reject_*) continue ;; esac
-  capture "fio.$b.json" fio "$f" --output-format json
+  capture "fio.$b.json" fio "$f" --output-format json --log-dir "$out/logs"
 done
 echo "$(ls "$out" | wc -l) outputs in $out"
