@@ -135,8 +135,10 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   models::KvmCosts kc;
   models::QemuCosts qc;
   models::VirtioBlkGuestCosts gc;
-  const CostSlot kvm[] = {
-      {"mmio_exit_user", &kc.mmio_exit_user}, {"irq_inject", &kc.irq_inject}, {"irq_kick_exit", &kc.irq_kick_exit}};
+  const CostSlot kvm[] = {{"mmio_exit_user", &kc.mmio_exit_user},
+                          {"exit_unexplained", &kc.exit_unexplained},
+                          {"irq_inject", &kc.irq_inject},
+                          {"irq_kick_exit", &kc.irq_kick_exit}};
   const CostSlot stack[] = {
       {"submit", &gc.submit},
       {"map_sg", &gc.map_sg},

@@ -1187,8 +1187,8 @@ TEST(WhatIfTest, APathIntoAnotherStackIsRefusedAndTheGateAppliesItWhereRead) {
 
 TEST(WhatIfTest, RelativeValuesAndFioOptionsRunWhatTheirAbsoluteFormsRun) {
   const std::string kick = "run scenarios/virtio_blk_kick_lock.textproto --variant before --format json";
-  Result half = Viosim(absl::StrCat(kick, " --set 'platform.kvm.mmio_exit_user.value=*0.5'"));
-  Result abs = Viosim(absl::StrCat(kick, " --set platform.kvm.mmio_exit_user.value=25.465us"));
+  Result half = Viosim(absl::StrCat(kick, " --set 'platform.kvm.exit_unexplained.value=*0.5'"));
+  Result abs = Viosim(absl::StrCat(kick, " --set platform.kvm.exit_unexplained.value=22.465us"));
   ASSERT_EQ(half.code, 0) << half.err;
   EXPECT_EQ(half.out, abs.out);
   // numjobs by path equals a job file with numjobs=100.
