@@ -10,13 +10,17 @@
 namespace models {
 
 VirtioBlkDevice::VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Scheduler& host, std::vector<Cpu*> host_cpus,
-                                 const QemuCosts& costs, uint64_t seed)
+                                 int vcpus, const QemuCosts& costs, QemuAio aio, QemuHostCosts host_costs,
+                                 uint64_t seed)
     : sim_(&sim),
       vq_(&vq),
       host_(&host),
       host_cpus_(std::move(host_cpus)),
+      vcpus_(vcpus),
       bql_(sim, "qemu_global_mutex"),
       costs_(costs),
+      aio_(aio),
+      host_costs_(host_costs),
       disk_spread_(sim::Distribution::Exponential(costs.disk_latency_exp_mean.value)),
       disk_rng_(sim::Rng::ForStream(seed, "qemu.disk")),
       done_signal_(sim) {}
@@ -34,12 +38,22 @@ struct Forever {
 
 void VirtioBlkDevice::Start() {
   VIOSIM_CHECK(bus_ != nullptr, "the device is on a transport before QEMU's threads start");
-  const int vcpus = static_cast<int>(host_cpus_.size()) - 1;
-  for (int k = 0; k <= vcpus; ++k) {
-    const std::string name = k < vcpus ? absl::StrCat("qemu/vcpu", k) : std::string("qemu/main");
+  const bool pool = aio_ == QemuAio::kThreads;
+  VIOSIM_CHECK(vcpus_ >= 1 && static_cast<int>(host_cpus_.size()) == vcpus_ + 1 + (pool ? 1 : 0),
+               "a host CPU for each vCPU thread, the main loop and, with aio=threads, the pool");
+  for (int k = 0; k <= vcpus_; ++k) {
+    const std::string name = k < vcpus_ ? absl::StrCat("qemu/vcpu", k) : std::string("qemu/main");
     threads_.push_back(std::make_unique<Task>(name, std::vector<int>{host_cpus_[static_cast<size_t>(k)]->id()}));
     host_cpus_[static_cast<size_t>(k)]->set_trace_label(name);
-    host_->Start(*threads_.back(), k < vcpus ? VcpuThread() : MainLoop());
+    host_->Start(*threads_.back(), k < vcpus_ ? VcpuThread() : MainLoop());
+  }
+  if (!pool) return;
+  Cpu& cpu = *host_cpus_[static_cast<size_t>(vcpus_ + 1)];
+  cpu.set_trace_label("qemu/pool");
+  worker_req_.resize(kPoolThreads);
+  for (int w = 0; w < kPoolThreads; ++w) {
+    threads_.push_back(std::make_unique<Task>(absl::StrCat("qemu/worker", w), std::vector<int>{cpu.id()}));
+    host_->Start(*threads_.back(), PoolWorker(w));
   }
 }
 
@@ -53,7 +67,7 @@ sim::Task VirtioBlkDevice::LockForExit(Cpu& thread_cpu) {
 sim::Task VirtioBlkDevice::QueueNotify(int vcpu) {
   Cpu& cpu = ThreadCpu(vcpu);
   co_await LockForExit(cpu);
-  co_await HandleOutput();
+  co_await HandleOutput(cpu);
   co_await bql_.Unlock(cpu);
 }
 
@@ -63,7 +77,7 @@ sim::Task VirtioBlkDevice::SignalIoeventfd() {
   co_return;
 }
 
-sim::Task VirtioBlkDevice::HandleOutput() {
+sim::Task VirtioBlkDevice::HandleOutput(Cpu& cpu) {
   ++stats_.notifies;
   co_await sim_->Delay(costs_.notify_dispatch.value);
   // virtio_blk_handle_output(): pop until the ring is empty.
@@ -71,9 +85,63 @@ sim::Task VirtioBlkDevice::HandleOutput() {
     ++stats_.pops;
     co_await sim_->Delay(costs_.pop_submit.value);
     ++in_flight_;
-    sim_->Spawn(DiskIo(*e));
+    if (aio_ == QemuAio::kThreads) {
+      co_await PoolSubmit(cpu, *e);
+    } else {
+      sim_->Spawn(DiskIo(*e));
+    }
   }
 }
+
+// thread_pool_submit_aio(): the request on the pool's list, then
+// qemu_sem_post(&pool->sem): glibc's sem_post futex-wakes a sleeper, if
+// any, from the posting thread (here under the BQL).
+sim::Task VirtioBlkDevice::PoolSubmit(Cpu& cpu, VirtQueueElement e) {
+  pool_requests_.push_back(e);
+  ++sem_count_;
+  if (sem_sleepers_.empty()) co_return;
+  Task* w = sem_sleepers_.front();
+  sem_sleepers_.pop_front();
+  ++stats_.pool_wakes;
+  co_await sim_->Delay(host_costs_.syscall);
+  co_await host_->TryToWakeUp(*w, cpu);
+}
+
+// worker_thread(): take a request when the semaphore has a count (else
+// sleep on it), run it (preadv: a syscall, then asleep in the host's block
+// device), mark it done and schedule the completion bottom half
+// (aio_notify: a write to the main loop's eventfd).
+sim::Task VirtioBlkDevice::PoolWorker(int w) {
+  Task& me = *threads_[static_cast<size_t>(vcpus_ + 1 + w)];
+  Cpu& cpu = *me.cpu();
+  for (;;) {
+    while (sem_count_ == 0) {
+      me.SetState(Task::State::kInterruptible);
+      sem_sleepers_.push_back(&me);
+      co_await me.Schedule();
+      me.SetState(Task::State::kRunning);
+    }
+    --sem_count_;
+    worker_req_[static_cast<size_t>(w)] = pool_requests_.front();
+    pool_requests_.pop_front();
+    co_await me.Run(host_costs_.syscall);
+    me.SetState(Task::State::kUninterruptible);
+    sim_->Spawn(PreadvDone(me, cpu));
+    co_await me.Schedule();
+    me.SetState(Task::State::kRunning);
+    co_await me.Run(host_costs_.syscall);
+    done_.push_back(worker_req_[static_cast<size_t>(w)]);
+    done_signal_.NotifyAll();
+  }
+}
+
+sim::Task VirtioBlkDevice::PreadvDone(Task& worker, Cpu& cpu) {
+  co_await sim_->Delay(
+      sim::MeanKeptExponential(costs_.disk_latency.value, costs_.disk_latency_exp_mean.value, disk_spread_, disk_rng_));
+  cpu.RaiseIrq(WakeWorker(worker, cpu));
+}
+
+sim::Task VirtioBlkDevice::WakeWorker(Task& worker, Cpu& cpu) { co_await host_->TryToWakeUp(worker, cpu); }
 
 sim::Task VirtioBlkDevice::DiskIo(VirtQueueElement e) {
   co_await sim_->Delay(
@@ -83,26 +151,49 @@ sim::Task VirtioBlkDevice::DiskIo(VirtQueueElement e) {
 }
 
 sim::Task VirtioBlkDevice::MainLoop() {
-  Cpu& main = *host_cpus_.back();
+  Cpu& main = *host_cpus_[static_cast<size_t>(vcpus_)];
   for (;;) {
     while (done_.empty() && !notify_pending_) co_await done_signal_.Wait();
     ++stats_.main_wakeups;
     co_await sim_->Delay(costs_.main_wakeup.value);
     co_await bql_.Lock(main);
-    if (notify_pending_) {
-      notify_pending_ = false;
-      co_await HandleOutput();
-    }
-    while (!done_.empty()) {
-      const VirtQueueElement e = done_.front();
-      done_.pop_front();
-      --in_flight_;
-      ++stats_.completions;
-      co_await sim_->Delay(costs_.complete.value);
-      vq_->Push(e, 4096 + 1);  // data and the status byte
-      if (vq_->ShouldNotify()) co_await bus_->NotifyIrq();  // virtio_notify
-    }
+    // Passes with the BQL kept while a bottom half is scheduled (a
+    // zero-timeout poll), or a handler or a completion is ready.
+    do {
+      co_await Pass(main);
+    } while (!em_bh_.empty() || !done_.empty() || notify_pending_);
     co_await bql_.Unlock(main);
+  }
+}
+
+sim::Task VirtioBlkDevice::Pass(Cpu& main) {
+  ++stats_.main_passes;
+  if (costs_.main_loop_pass.value > sim::Time::Zero()) co_await sim_->Delay(costs_.main_loop_pass.value);
+  // aio_bh_poll: the bdrv_co_em_bh halves scheduled by an earlier pass
+  // (new bottom halves go to the head of the list, behind the walk), each
+  // virtio_blk_rw_complete -> virtio_blk_req_complete.
+  std::deque<VirtQueueElement> due;
+  due.swap(em_bh_);
+  for (const VirtQueueElement& e : due) {
+    --in_flight_;
+    ++stats_.completions;
+    co_await sim_->Delay(costs_.complete.value);
+    vq_->Push(e, 4096 + 1);  // data and the status byte
+    if (vq_->ShouldNotify()) co_await bus_->NotifyIrq();  // virtio_notify
+  }
+  // The completions found: thread_pool_completion_bh, further down the
+  // same walk (aio=threads), or the AIO eventfd's handler (aio=native);
+  // each callback schedules its request's bdrv_co_em_bh.
+  while (!done_.empty()) {
+    const VirtQueueElement e = done_.front();
+    done_.pop_front();
+    if (aio_ == QemuAio::kThreads) co_await sim_->Delay(costs_.pool_complete.value);
+    em_bh_.push_back(e);
+  }
+  // The ioeventfd's handler: handle_output.
+  if (notify_pending_) {
+    notify_pending_ = false;
+    co_await HandleOutput(main);
   }
 }
 

@@ -8,7 +8,10 @@
 //   notify_dispatch        the MMIO dispatch down to handle_output
 //   per popped request     virtqueue_pop (with EVENT_IDX it writes
 //                          avail_event = avail->idx), virtio_blk_handle_request,
-//                          bdrv_aio_readv -> linux-aio io_submit: pop_submit
+//                          bdrv_aio_readv and the backend's submission: pop_submit
+//   aio=threads            thread_pool_submit_aio -> qemu_sem_post: a futex
+//                          wake (the host's syscall and try_to_wake_up) of
+//                          an idle pool worker, if one sleeps on the semaphore
 // The loop pops until the ring is empty; QEMU 2.0's non-dataplane device
 // does not switch notifications off around it (virtio_blk_handle_output of
 // that era is just `while ((req = virtio_blk_get_request(s)))
@@ -20,17 +23,45 @@
 // Exp(disk_latency_exp_mean), drawn from the device's own random stream,
 // with no limit on requests in flight (the guest's 64 tags bound them).
 //
-// Completion, in the main loop: the AIO eventfd wakes ppoll (main_wakeup,
-// outside the BQL), then under the BQL per completed request
-// (qemu_laio_completion_cb -> virtio_blk_rw_complete ->
-// virtio_blk_req_complete): virtqueue_push and virtio_notify, i.e.
-// ShouldNotify (EVENT_IDX used_event test) and, if true, the transport's
-// interrupt (VirtioBus::NotifyIrq: virtio-mmio's level-triggered line, or
-// virtio-pci's MSI-X).
+// The backend (QEMU's -drive aio=, block/raw-posix.c):
+//   aio=native   Linux AIO: io_submit in pop_submit; the AIO eventfd wakes
+//                the main loop, which reads the events (main_wakeup).
+//   aio=threads  QEMU 2.0's default, the thread pool (thread-pool.c): up to
+//                64 workers (max_threads), each a host task, sleeping on the
+//                pool's semaphore; a posted request wakes one. The worker
+//                runs preadv (a syscall, then asleep until the host block
+//                device completes and its interrupt wakes it), marks the
+//                request done and schedules the pool's bottom half
+//                (qemu_bh_schedule -> aio_notify: a write to the main
+//                loop's eventfd, a syscall), and goes back to the semaphore.
+//
+// Completion, in the main loop (main_loop_wait -> os_host_main_loop_wait):
+// ppoll returns (main_wakeup, outside the BQL), the BQL is taken, and glib
+// dispatches in passes, each costing main_loop_pass. A pass with a bottom
+// half scheduled polls with a zero timeout and keeps the BQL; the loop
+// drops it only before a pass that may sleep. In a pass:
+//   the ioeventfd notify's handler (handle_output), when signalled;
+//   the completions found: with aio=threads, thread_pool_completion_bh per
+//     done request (pool_complete), whose callback re-enters the request's
+//     coroutine (bdrv_co_io_em_complete), which schedules bdrv_co_em_bh;
+//     with aio=native the same through qemu_laio_completion_cb, its cost in
+//     main_wakeup;
+//   the bdrv_co_em_bh halves scheduled by an earlier pass (a bottom half
+//     scheduled during aio_bh_poll's walk runs in the next pass): per request
+//     virtio_blk_rw_complete -> virtio_blk_req_complete (complete):
+//     virtqueue_push and virtio_notify, i.e. ShouldNotify (EVENT_IDX
+//     used_event test) and, if true, the transport's interrupt
+//     (VirtioBus::NotifyIrq: virtio-mmio's level-triggered line, or
+//     virtio-pci's MSI-X).
+// So a wake-up that finds completions pays at least two passes under the
+// BQL, however many requests it completes.
 //
 // QEMU's threads are tasks on host CPUs (models/cpu): one vCPU thread per
 // vCPU, each on its own host CPU (it runs the guest; its host code runs in
-// the guest's exits), and the main loop thread on another. The BQL is a
+// the guest's exits), the main loop thread on another, and with
+// aio=threads the pool's workers together on one more (a host CPU for each
+// role; a worker's own CPU work per request is two system calls, its
+// wake-ups and switches, a few us). The BQL is a
 // sleeping mutex of those tasks with glibc's futex semantics
 // (models/sync/mutex.h): a contended thread sleeps, the unlocker pays
 // try_to_wake_up on its host CPU, and the woken thread runs after the host's
@@ -78,6 +109,16 @@ struct QemuCosts {
   Param<sim::Time> irq_line;         // one KVM_IRQ_LINE ioctl (or irqfd write), under the BQL
   Param<sim::Time> disk_latency;     // host block device, per 4 KiB read: the mean
   Param<sim::Time> disk_latency_exp_mean;  // its exponential part (0: fixed)
+  Param<sim::Time> main_loop_pass;   // per main-loop pass under the BQL (glib dispatch)
+  Param<sim::Time> pool_complete;    // aio=threads: per request, thread_pool_completion_bh's work
+};
+
+// QEMU's -drive aio= backend.
+enum class QemuAio { kNative, kThreads };
+
+// What the pool's threads cost on the host (aio=threads).
+struct QemuHostCosts {
+  sim::Time syscall;  // one system call's entry and exit (futex, preadv, write)
 };
 
 // The device's side of its transport (QEMU's VirtioBusState and its
@@ -95,6 +136,8 @@ struct QemuDeviceStats {
   uint64_t pops = 0;
   uint64_t completions = 0;
   uint64_t main_wakeups = 0;
+  uint64_t main_passes = 0;   // main-loop passes under the BQL
+  uint64_t pool_wakes = 0;    // aio=threads: futex wakes of a sleeping worker
   void Reset() { *this = QemuDeviceStats(); }
 };
 
@@ -102,9 +145,17 @@ class VirtioBlkDevice {
  public:
   // `seed` seeds the disk's latency stream (run.seed). QEMU's threads run
   // on `host`: vCPU thread k on host_cpus[k], the main loop on
-  // host_cpus.back(). REQUIRES: one more host CPU than vCPUs, all on `host`.
-  VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Scheduler& host, std::vector<Cpu*> host_cpus,
-                  const QemuCosts& costs, uint64_t seed = 1);
+  // host_cpus[vcpus], and with aio=threads the pool's workers on
+  // host_cpus[vcpus + 1]. REQUIRES: host_cpus holds the vCPU threads' and
+  // the main loop's, then one more with aio=threads, all on `host`;
+  // `vcpus` >= 1.
+  VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Scheduler& host, std::vector<Cpu*> host_cpus, int vcpus,
+                  const QemuCosts& costs, QemuAio aio = QemuAio::kNative, QemuHostCosts host_costs = {},
+                  uint64_t seed = 1);
+  // thread-pool.c's max_threads: the pool's workers (all started at once:
+  // the steady state of a pool that spawns on demand and idles out after
+  // 10 s).
+  static constexpr int kPoolThreads = 64;
   // The transport the device interrupts through. REQUIRES: set before
   // Start (the transport sets it).
   void set_bus(VirtioBus* bus) { bus_ = bus; }
@@ -136,7 +187,12 @@ class VirtioBlkDevice {
 
  private:
   sim::Task DiskIo(VirtQueueElement e);
-  sim::Task HandleOutput();  // the pop loop, BQL held
+  sim::Task HandleOutput(Cpu& cpu);  // the pop loop, BQL held, by the thread on `cpu`
+  sim::Task PoolSubmit(Cpu& cpu, VirtQueueElement e);  // thread_pool_submit_aio's qemu_sem_post
+  sim::Task PoolWorker(int w);                          // worker_thread
+  sim::Task PreadvDone(Task& worker, Cpu& cpu);         // the host disk's completion
+  sim::Task WakeWorker(Task& worker, Cpu& cpu);         // its interrupt handler on the worker's CPU
+  sim::Task Pass(Cpu& main);                            // one main-loop pass under the BQL
   sim::Task LockForExit(Cpu& thread_cpu);  // a userspace exit: take the BQL, then kvm_cpu_exec's own path
   sim::Task MainLoop();
   sim::Task VcpuThread();  // in the guest: its host code runs inside the guest's exits
@@ -146,13 +202,23 @@ class VirtioBlkDevice {
   Virtqueue* vq_;
   Scheduler* host_;
   std::vector<Cpu*> host_cpus_;
-  std::vector<std::unique_ptr<Task>> threads_;  // the vCPU threads, then the main loop
+  int vcpus_;
+  std::vector<std::unique_ptr<Task>> threads_;  // the vCPU threads, the main loop, the pool's workers
   Mutex bql_;
   QemuCosts costs_;
+  QemuAio aio_;
+  QemuHostCosts host_costs_;
   sim::Distribution disk_spread_;  // Exp(disk_latency_exp_mean)
   sim::Rng disk_rng_;
   VirtioBus* bus_ = nullptr;
-  std::deque<VirtQueueElement> done_;  // completed by the disk, not yet seen by the main loop
+  std::deque<VirtQueueElement> done_;  // completed by the backend, not yet seen by the main loop
+  std::deque<VirtQueueElement> em_bh_;  // bdrv_co_em_bh scheduled, not yet run
+  // aio=threads: the pool's request_list, its semaphore's count and the
+  // workers asleep on it (futex order: the first to sleep is woken first).
+  std::deque<VirtQueueElement> pool_requests_;
+  int sem_count_ = 0;
+  std::deque<Task*> sem_sleepers_;
+  std::vector<VirtQueueElement> worker_req_;  // the request each worker runs
   sim::Signal done_signal_;
   int in_flight_ = 0;
   bool notify_pending_ = false;  // ioeventfd signalled, main loop not yet run

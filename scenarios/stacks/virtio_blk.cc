@@ -21,14 +21,16 @@ class VirtioBlkStack final : public BuiltStack {
  public:
   VirtioBlkStack(Machine& m, const models::KvmCosts& kc, const models::QemuCosts& qc,
                  const models::VirtioBlkGuestCosts& gc, const models::VirtioBlkParams& params,
-                 const models::VirtqueueFeatures& features, int ring_size, bool pci, const models::HostCosts& host,
-                 uint64_t seed)
+                 const models::VirtqueueFeatures& features, int ring_size, bool pci, models::QemuAio aio,
+                 const models::HostCosts& host, uint64_t seed)
       : machine_(&m),
         vq_(ring_size, features),
         host_sched_(m.sim()),
-        host_cpus_(HostCpus(m, host, host_sched_)),
+        host_cpus_(HostCpus(m, host, host_sched_,
+                            m.ncpus() + 1 + (aio == models::QemuAio::kThreads ? 1 : 0))),
         kvm_(m.sim(), kc),
-        dev_(m.sim(), vq_, host_sched_, Pointers(host_cpus_), qc, seed),
+        dev_(m.sim(), vq_, host_sched_, Pointers(host_cpus_), m.ncpus(), qc, aio, models::QemuHostCosts{host.syscall.value},
+             seed),
         transport_(pci ? std::unique_ptr<models::QemuVirtioTransport>(
                              std::make_unique<models::VirtioPci>(m.sim(), kvm_, dev_))
                        : std::make_unique<models::VirtioMmio>(m.sim(), kvm_, dev_)),
@@ -97,13 +99,13 @@ class VirtioBlkStack final : public BuiltStack {
   std::vector<models::Cpu*> OwnCpus() override { return Pointers(host_cpus_); }
 
  private:
-  // QEMU's host: one CPU per vCPU thread and one for the main loop, with
-  // the host's scheduler costs, on a pinned scheduler; numbered after the
-  // guest's vCPUs.
+  // QEMU's host: `n` CPUs, one per vCPU thread, one for the main loop and
+  // one for the pool's workers (aio=threads), with the host's scheduler costs, on a
+  // pinned scheduler; numbered after the guest's vCPUs.
   static std::vector<std::unique_ptr<models::Cpu>> HostCpus(Machine& m, const models::HostCosts& host,
-                                                            models::Scheduler& sched) {
+                                                            models::Scheduler& sched, int n) {
     std::vector<std::unique_ptr<models::Cpu>> cpus;
-    for (int i = 0; i <= m.ncpus(); ++i) {
+    for (int i = 0; i < n; ++i) {
       cpus.push_back(std::make_unique<models::Cpu>(m.sim(), m.ncpus() + i, absl::StrCat("host", i)));
       cpus.back()->set_sched_costs(host.sched());
       sched.AddCpu(*cpus.back());
@@ -155,9 +157,16 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
       {"qemu_exit_userspace", &qc.exit_userspace},
       {"disk_latency", &qc.disk_latency},
       {"disk_latency_exp_mean", &qc.disk_latency_exp_mean},
+      {"qemu_main_loop_pass", &qc.main_loop_pass},
   };
   if (absl::Status st = RequiredCosts(k, kvm); !st.ok()) return st;
   if (absl::Status st = RequiredCosts(v, stack); !st.ok()) return st;
+  const models::QemuAio aio =
+      v.Enum("aio") == Stack::VirtioBlk::AIO_NATIVE ? models::QemuAio::kNative : models::QemuAio::kThreads;
+  if (aio == models::QemuAio::kThreads) {  // the pool's bottom half is read only then
+    const CostSlot pool[] = {{"qemu_pool_complete", &qc.pool_complete}};
+    if (absl::Status st = RequiredCosts(v, pool); !st.ok()) return st;
+  }
   kc.ioeventfd = k.Bool("ioeventfd");
   if (kc.ioeventfd) {  // the in-kernel exit is read only then
     if (!k.HasCost("mmio_exit_kernel")) {
@@ -186,7 +195,7 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   models::VirtqueueFeatures features;
   features.event_idx = v.Bool("event_idx");
   features.indirect_desc = true;
-  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, features, ring_size, v.Enum("transport") == Stack::VirtioBlk::VIRTIO_PCI, host,
+  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, features, ring_size, v.Enum("transport") == Stack::VirtioBlk::VIRTIO_PCI, aio, host,
                                           static_cast<uint64_t>(s["run"].Int("seed")));
 }
 

@@ -58,7 +58,7 @@ page_case() {  # page_case NAME SCENARIO VARIANTS CPUS_TOTAL ARGS...
   echo "ok ${name} (${size} bytes)"
 }
 
-page_case kick-lock virtio_blk_kick_lock before,after 9
+page_case kick-lock virtio_blk_kick_lock before,after 10
 # Who waits for what: QEMU's BQL drawn (its holds and its waiters in both
 # variants), the host lanes named by the thread pinned there, idle drawn
 # apart from every state, and vq_lock taken in the drawn window of each.

@@ -60,7 +60,7 @@ std::vector<Time> ConcurrentStatusReads(Time exit_userspace, int n) {
   sim::Simulator sim;
   Virtqueue vq(128, VirtqueueFeatures{.event_idx = true});
   Host host(sim, n);
-  VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, Costs(exit_userspace));
+  VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, static_cast<int>(host.ptrs.size()) - 1, Costs(exit_userspace));
   Kvm kvm(sim, KvmCosts{});
   VirtioMmio mmio(sim, kvm, dev);
   dev.Start();
@@ -103,7 +103,7 @@ std::vector<Time> OneAtATime(Time disk_spread, int n) {
   Host host(sim, 1);
   QemuCosts c = Costs(Time::Micros(1));
   c.disk_latency_exp_mean.value = disk_spread;
-  VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, c, /*seed=*/7);
+  VirtioBlkDevice dev(sim, vq, host.sched, host.ptrs, static_cast<int>(host.ptrs.size()) - 1, c, QemuAio::kNative, {}, /*seed=*/7);
   Kvm kvm(sim, KvmCosts{});
   VirtioMmio mmio(sim, kvm, dev);  // the line is raised with no guest to take it
   dev.Start();
@@ -147,6 +147,71 @@ TEST(QemuDisk, LatencySpreadKeepsTheMean) {
   EXPECT_NEAR(mean_us, steady.ToSeconds() * 1e6, 1.1);
   EXPECT_GE(lo, steady - Time::Micros(30));  // the fixed part is disk_latency - 30us
   EXPECT_GT(hi - lo, Time::Micros(60));
+}
+
+// One request through the device with the backend `aio`, a main-loop pass
+// of 3us, the pool's bottom half 2us per request and a 1us system call, on
+// a host whose scheduling is free: returns the time from the notify to the
+// push, and the device's counters.
+struct OneRequest {
+  Time took;
+  QemuDeviceStats stats;
+};
+OneRequest OneThrough(QemuAio aio) {
+  sim::Simulator sim;
+  Virtqueue vq(128, VirtqueueFeatures{.event_idx = true});
+  Host host(sim, 1);
+  QemuCosts c = Costs(Time::Micros(1));
+  c.main_loop_pass.value = Time::Micros(3);
+  c.pool_complete.value = Time::Micros(2);
+  std::vector<Cpu*> cpus = host.ptrs;
+  std::unique_ptr<Cpu> pool;
+  if (aio == QemuAio::kThreads) {
+    pool = std::make_unique<Cpu>(sim, 2, "pool");
+    host.sched.AddCpu(*pool);
+    cpus.push_back(pool.get());
+  }
+  VirtioBlkDevice dev(sim, vq, host.sched, cpus, 1, c, aio, QemuHostCosts{Time::Micros(1)}, /*seed=*/7);
+  Kvm kvm(sim, KvmCosts{});
+  VirtioMmio mmio(sim, kvm, dev);
+  dev.Start();
+  sim.RunUntil(Time::Zero());
+  OneRequest out;
+  sim.Spawn([](sim::Simulator& s, Virtqueue& q, VirtioBlkDevice& d, Time& took) -> sim::Task {
+    if (!q.AddSgs(0, 1, 2).ok()) std::abort();
+    q.KickPrepare();
+    co_await d.QueueNotify(0);
+    while (!q.MoreUsed()) co_await s.Delay(Time::Nanos(100));
+    took = s.Now();
+  }(sim, vq, dev, out.took));
+  sim.RunUntil(Time::Millis(10));
+  out.stats = dev.stats();
+  return out;
+}
+
+// One request's path, per backend. aio=native: the exit's path (1),
+// dispatch (2) and pop + io_submit (12) in the vCPU thread, the disk (100),
+// the main loop's wake-up (5), a pass finding the completion (3) and the
+// next, with the BQL kept, running its bdrv_co_em_bh (3 + complete 8): the
+// push at 134us. aio=threads: after the pop, qemu_sem_post's futex wake in
+// the vCPU thread (1); the worker's preadv (1), the disk (100), its eventfd
+// write (1); the wake-up (5), the pass running the pool's bottom half
+// (3 + 2) and the next running bdrv_co_em_bh (3 + 8): 139us. Either way one
+// wake-up, two passes, one completion.
+TEST(QemuBackend, ACompletionTakesTwoPassesOfOneWakeUpAndThePoolAWorkersWake) {
+  const struct {
+    QemuAio aio;
+    Time took;
+    uint64_t pool_wakes;
+  } cases[] = {{QemuAio::kNative, Time::Micros(134), 0}, {QemuAio::kThreads, Time::Micros(139), 1}};
+  for (const auto& c : cases) {
+    const OneRequest r = OneThrough(c.aio);
+    EXPECT_EQ(r.took, c.took);
+    EXPECT_EQ(r.stats.main_wakeups, 1u);
+    EXPECT_EQ(r.stats.main_passes, 2u);
+    EXPECT_EQ(r.stats.pool_wakes, c.pool_wakes);
+    EXPECT_EQ(r.stats.completions, 1u);
+  }
 }
 
 }  // namespace
