@@ -362,6 +362,46 @@ void CheckSlots(const Scenario& s, std::vector<std::pair<std::string, int64_t>> 
                         kBudgetField, "=N where the machine has the memory)"));
 }
 
+// The vGIC distributor lock is held inside the exit halves and the
+// KVM_IRQ_LINE ioctls that take it (models/kvm/kvm.h): its hold fits in
+// each of them.
+void CheckVgicHold(const Scenario& s, Checker& c) {
+  const KvmCosts& k = s.platform().kvm();
+  const std::string hold = "platform.kvm.vgic_dist_hold.value";
+  if (!k.has_vgic_dist_hold()) return;
+  const sim::Time h = TimeIn(k.vgic_dist_hold().value());
+  if (h == sim::Time::Zero()) return;
+  struct Within {
+    std::vector<std::string> fields;
+    sim::Time time;  // the time the hold must fit in
+    const char* what;
+  };
+  std::vector<Within> within;
+  auto cost = [](const Cost& x) { return TimeIn(x.value()); };
+  within.push_back({{"platform.kvm.mmio_exit_user.value", "platform.kvm.exit_unexplained.value"},
+                    (cost(k.mmio_exit_user()) + cost(k.exit_unexplained())) / 2,
+                    "half of a userspace exit's round trip (mmio_exit_user + exit_unexplained)"});
+  within.push_back({{"platform.kvm.irq_kick_exit.value"}, cost(k.irq_kick_exit()) / 2, "half of irq_kick_exit"});
+  if (k.has_wfe_trap() && cost(k.wfe_trap()) > sim::Time::Zero()) {
+    within.push_back({{"platform.kvm.wfe_trap.value"}, cost(k.wfe_trap()) / 2, "half of wfe_trap"});
+  }
+  if (k.ioeventfd() && k.has_mmio_exit_kernel()) {
+    within.push_back({{"platform.kvm.mmio_exit_kernel.value"}, cost(k.mmio_exit_kernel()) / 2,
+                      "half of mmio_exit_kernel"});
+  }
+  within.push_back({{"stack.virtio_blk.qemu_irq_line.value"}, cost(s.stack().virtio_blk().qemu_irq_line()),
+                    "qemu_irq_line"});
+  for (const Within& w : within) {
+    if (h <= w.time) continue;
+    std::vector<std::string> fields = w.fields;
+    fields.insert(fields.begin(), hold);
+    const Problem p = c.About(fields);
+    c.Add(p, absl::StrCat(p.Field(hold, Shown(h)), " exceeds ", w.what, ", ", Shown(w.time),
+                          ": the lock is held inside that time"));
+    return;
+  }
+}
+
 void CheckVirtioBlk(const Scenario& s, Checker& c) {
   const Stack::VirtioBlk& v = s.stack().virtio_blk();
   const std::string ring = "stack.virtio_blk.ring_size", depth = "stack.virtio_blk.queue_depth",
@@ -384,6 +424,7 @@ void CheckVirtioBlk(const Scenario& s, Checker& c) {
     CheckSpread("stack.virtio_blk.disk_latency_exp_mean.value", TimeIn(v.disk_latency_exp_mean().value()),
                 "stack.virtio_blk.disk_latency.value", TimeIn(v.disk_latency().value()), c);
   }
+  CheckVgicHold(s, c);
   // Every request pays these; when all are zero (the others being skipped
   // or zero too) requests complete at the instant they are issued.
   const std::pair<const Cost*, std::string> paid[] = {

@@ -1,6 +1,9 @@
 #include "models/kvm/kvm.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "sim/check.h"
 
 namespace models {
 
@@ -10,6 +13,7 @@ const char* ExitKindName(ExitKind k) {
     case ExitKind::kMmioIsrRead: return "mmio_isr_read";
     case ExitKind::kMmioIsrAck: return "mmio_isr_ack";
     case ExitKind::kIrqKick: return "irq_kick";
+    case ExitKind::kWfe: return "wfe";
     case ExitKind::kCount: break;
   }
   return "?";
@@ -19,9 +23,9 @@ sim::Task Kvm::MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time r
   ++stats_.exits[static_cast<int>(kind)];
   vcpu.BeginExit();
   const sim::Time half = round_trip / 2;
-  co_await sim_->Delay(half);
+  co_await SwitchHalf(half, /*out=*/true);
   co_await handler;
-  co_await sim_->Delay(round_trip - half);
+  co_await SwitchHalf(round_trip - half, /*out=*/false);
   vcpu.EndExit();
   // Back in the guest: an interrupt injected meanwhile is taken first.
   co_await vcpu.TakePending();
@@ -30,8 +34,81 @@ sim::Task Kvm::MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time r
 sim::Task Kvm::IrqKick(Cpu& vcpu) {
   ++stats_.exits[static_cast<int>(ExitKind::kIrqKick)];
   vcpu.BeginExit();
-  co_await sim_->Delay(costs_.irq_kick_exit.value);
+  if (costs_.vgic_dist_hold.value == sim::Time::Zero()) {
+    co_await sim_->Delay(costs_.irq_kick_exit.value);
+  } else {
+    const sim::Time half = costs_.irq_kick_exit.value / 2;
+    co_await SwitchHalf(half, /*out=*/true);
+    co_await SwitchHalf(costs_.irq_kick_exit.value - half, /*out=*/false);
+  }
   vcpu.EndExit();
+}
+
+sim::Task Kvm::SwitchHalf(sim::Time half, bool out) {
+  const sim::Time hold = costs_.vgic_dist_hold.value;
+  if (hold == sim::Time::Zero()) {
+    co_await sim_->Delay(half);
+    co_return;
+  }
+  VIOSIM_CHECK(half >= hold, "a world switch's half holds the vGIC distributor lock within it");
+  if (out) {
+    co_await sim_->Delay(half - hold);
+    co_await DistLocked();  // kvm_vgic_sync_hwstate, after the guest exits
+  } else {
+    co_await DistLocked();  // kvm_vgic_flush_hwstate, before the guest is entered
+    co_await sim_->Delay(half - hold);
+  }
+}
+
+sim::Task Kvm::WithDistLock(sim::Time total) {
+  const sim::Time hold = costs_.vgic_dist_hold.value;
+  if (hold == sim::Time::Zero()) {
+    co_await sim_->Delay(total);
+    co_return;
+  }
+  VIOSIM_CHECK(total >= hold, "an ioctl into the vGIC holds its distributor lock within its time");
+  co_await sim_->Delay(total - hold);
+  co_await DistLocked();
+}
+
+// A FIFO of the paths taking the lock, as Lindley's recursion: each takes
+// it when it arrives or when the one before it lets go, whichever is later,
+// and holds it vgic_dist_hold; one event per acquisition.
+sim::Task Kvm::DistLocked() {
+  const sim::Time now = sim_->Now();
+  const sim::Time took = std::max(now, dist_free_at_);
+  dist_free_at_ = took + costs_.vgic_dist_hold.value;
+  ++dist_stat_.acquisitions;
+  dist_stat_.hold.Record(costs_.vgic_dist_hold.value.ps());
+  if (took > now) {
+    ++dist_stat_.contentions;
+    dist_stat_.wait.Record((took - now).ps());
+  }
+  co_await sim_->Delay(dist_free_at_ - now);
+}
+
+sim::Task Kvm::WhileSpinning(const uint64_t* generation, uint64_t mine) {
+  // Each trap: the way out (wfe_trap/2, its sync under the lock at its
+  // end), kvm_vcpu_on_spin, the way in (the flush under the lock at its
+  // start, then the rest); the way in of one trap and the way out of the
+  // next are one stretch of time.
+  const sim::Time hold = costs_.vgic_dist_hold.value;
+  const sim::Time half = costs_.wfe_trap.value / 2;
+  const sim::Time rest = costs_.wfe_trap.value - half;
+  if (hold == sim::Time::Zero()) {
+    while (*generation == mine) {
+      ++stats_.exits[static_cast<int>(ExitKind::kWfe)];
+      co_await sim_->Delay(costs_.wfe_trap.value);
+    }
+    co_return;
+  }
+  co_await sim_->Delay(half - hold);
+  while (*generation == mine) {
+    ++stats_.exits[static_cast<int>(ExitKind::kWfe)];
+    co_await DistLocked();  // kvm_vgic_sync_hwstate
+    co_await DistLocked();  // kvm_vgic_flush_hwstate
+    co_await sim_->Delay(rest - hold + half - hold);
+  }
 }
 
 }  // namespace models

@@ -18,6 +18,18 @@
 // handler (QEMU's emulation, a sim::Task the vCPU thread runs), the other
 // half; then an interrupt that became pending is taken before the guest's
 // next instruction.
+//
+// The vGIC's distributor lock (virt/kvm/arm/vgic.c, 3.14): every vCPU's
+// exit syncs its list registers back (kvm_vgic_sync_hwstate) and every
+// entry flushes pending interrupts into them (kvm_vgic_flush_hwstate),
+// each under the VM-wide dist->lock, as does KVM_IRQ_LINE
+// (kvm_vgic_inject_irq). With `vgic_dist_hold` set, each of those holds
+// the lock that long, taken in arrival order, inside the time of the
+// enclosing exit half or ioctl (a wait for it is added time). And with
+// `wfe_trap` set, a guest spinning for a ticket lock sleeps in WFE, which
+// KVM/ARM traps (HCR_EL2.TWE -> kvm_handle_wfx -> kvm_vcpu_on_spin): each
+// trap is an exit and an entry, two more acquisitions of the lock, and
+// gains nothing while every vCPU runs on its own host CPU (SpinTraps).
 #ifndef VIOSIM_MODELS_KVM_KVM_H_
 #define VIOSIM_MODELS_KVM_KVM_H_
 
@@ -27,6 +39,8 @@
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
+#include "models/cpu/spin_traps.h"
+#include "models/sync/lock_stat.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
 #include "sim/time.h"
@@ -39,6 +53,7 @@ enum class ExitKind : uint8_t {
   kMmioIsrRead,     // virtio-mmio InterruptStatus read
   kMmioIsrAck,      // virtio-mmio InterruptACK write
   kIrqKick,         // a vCPU in the guest kicked out to take an injected IRQ
+  kWfe,             // a spinning vCPU's trapped WFE (kvm_handle_wfx)
   kCount,
 };
 inline constexpr int kExitKinds = static_cast<int>(ExitKind::kCount);
@@ -68,6 +83,12 @@ struct KvmCosts {
   // KVM/ARM kick-lock), charged with mmio_exit_user as one round trip: the
   // same halves, outside the BQL. Not on in-kernel exits.
   Param<sim::Time> exit_unexplained;
+  // One hold of the vGIC distributor lock (a list-register sync or flush,
+  // an injection's update); zero: the lock is not modeled.
+  Param<sim::Time> vgic_dist_hold;
+  // The round trip of one trapped WFE of a spinning vCPU; zero: spinners
+  // do not trap.
+  Param<sim::Time> wfe_trap;
 };
 
 struct KvmStats {
@@ -75,13 +96,16 @@ struct KvmStats {
   void Reset() { *this = KvmStats(); }
 };
 
-class Kvm {
+class Kvm final : public SpinTraps {
  public:
   Kvm(sim::Simulator& sim, const KvmCosts& costs) : sim_(&sim), costs_(costs) {}
 
   const KvmCosts& costs() const { return costs_; }
   const KvmStats& stats() const { return stats_; }
-  void ResetStats() { stats_.Reset(); }
+  void ResetStats() {
+    stats_.Reset();
+    dist_stat_.Reset();
+  }
   uint64_t total_exits() const {
     uint64_t n = 0;
     for (uint64_t e : stats_.exits) n += e;
@@ -105,12 +129,33 @@ class Kvm {
   // of the guest's interrupt handler on `vcpu`.
   sim::Task IrqKick(Cpu& vcpu);
 
+  // `total` of host time of which the last vgic_dist_hold is under the
+  // distributor lock (KVM_IRQ_LINE's update of the vGIC, called by QEMU).
+  sim::Task WithDistLock(sim::Time total);
+
+  // Whether spinning vCPUs trap their WFEs (wfe_trap set).
+  bool spinners_trap() const { return costs_.wfe_trap.value > sim::Time::Zero(); }
+  // A vCPU spinning for a guest ticket lock: its WFE traps, one after
+  // another, each an exit counted as kWfe, until `*generation` is no longer
+  // `mine` (the spinner took the lock). REQUIRES: spinners_trap().
+  sim::Task WhileSpinning(const uint64_t* generation, uint64_t mine) override;
+
+  // The distributor lock's lock_stat row (no bounces counted).
+  const LockStat& dist_stat() const { return dist_stat_; }
+
  private:
   sim::Task MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time round_trip);
+  // Half of a world switch of `half`: out (the sync at its end) or in (the
+  // flush at its start), the hold inside it.
+  sim::Task SwitchHalf(sim::Time half, bool out);
+  // dist->lock taken in arrival order, held vgic_dist_hold, released.
+  sim::Task DistLocked();
 
   sim::Simulator* sim_;
   KvmCosts costs_;
   KvmStats stats_;
+  sim::Time dist_free_at_;  // when the distributor lock's last holder lets go
+  LockStat dist_stat_;
 };
 
 }  // namespace models

@@ -48,7 +48,7 @@ sim::Task QemuVirtioTransport::Deliver(Cpu& vcpu) {
 sim::Task VirtioMmio::NotifyIrq() {
   isr_ |= 1;
   ++stats_.irq_ioctls;
-  co_await sim_->Delay(dev_->costs().irq_line.value);
+  co_await kvm_->WithDistLock(dev_->costs().irq_line.value);
   if (!line_) {
     line_ = true;
     Raise();
@@ -80,7 +80,7 @@ sim::Task VirtioMmio::InterruptAck(int vcpu, uint32_t bits) {
   isr_ &= ~bits;
   if (isr_ == 0 && line_) {
     ++stats_.irq_ioctls;
-    co_await sim_->Delay(dev_->costs().irq_line.value);
+    co_await kvm_->WithDistLock(dev_->costs().irq_line.value);
     line_ = false;
   }
   co_await dev_->UnlockAfterExit(vcpu);

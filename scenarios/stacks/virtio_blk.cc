@@ -35,6 +35,7 @@ class VirtioBlkStack final : public BuiltStack {
                              std::make_unique<models::VirtioPci>(m.sim(), kvm_, dev_))
                        : std::make_unique<models::VirtioMmio>(m.sim(), kvm_, dev_)),
         blk_(m.sim(), m.cpus(), vq_, *transport_, gc, params) {
+    if (kvm_.spinners_trap()) blk_.set_spin_traps(&kvm_);
     dev_.Start();
   }
 
@@ -87,7 +88,9 @@ class VirtioBlkStack final : public BuiltStack {
 
   std::vector<std::pair<std::string, models::LockStat>> Locks() override {
     // The BQL is a sleeping mutex of host threads: no bounces counted.
-    return {{"vq_lock", blk_.vq_lock().stat()}, {"qemu_global_mutex", dev_.bql().stat()}};
+    return {{"vq_lock", blk_.vq_lock().stat()},
+            {"qemu_global_mutex", dev_.bql().stat()},
+            {"vgic_dist_lock", kvm_.dist_stat()}};
   }
   void ResetStats() override {
     blk_.ResetStats();
@@ -140,7 +143,9 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   const CostSlot kvm[] = {{"mmio_exit_user", &kc.mmio_exit_user},
                           {"exit_unexplained", &kc.exit_unexplained},
                           {"irq_inject", &kc.irq_inject},
-                          {"irq_kick_exit", &kc.irq_kick_exit}};
+                          {"irq_kick_exit", &kc.irq_kick_exit},
+                          {"vgic_dist_hold", &kc.vgic_dist_hold},
+                          {"wfe_trap", &kc.wfe_trap}};
   const CostSlot stack[] = {
       {"submit", &gc.submit},
       {"map_sg", &gc.map_sg},

@@ -1,5 +1,6 @@
 #include "models/virtio/guest/virtio_blk.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <utility>
@@ -17,6 +18,7 @@ VirtioBlk::VirtioBlk(sim::Simulator& sim, std::vector<Cpu*> vcpus, Virtqueue& vq
       costs_(costs),
       params_(params),
       vq_lock_(sim, "vq_lock", costs.lock_handoff.value),
+      spin_generation_(vcpus_.size(), 0),
       rqs_(static_cast<size_t>(params.queue_depth), nullptr) {
   VIOSIM_CHECK(!vcpus_.empty() && params_.irq_cpu >= 0 && params_.irq_cpu < static_cast<int>(vcpus_.size()),
                "the interrupt's vCPU is one of the guest's (the scenario checks keep it so)");
@@ -35,7 +37,7 @@ sim::Task VirtioBlk::Notify(Cpu& cpu) {
 sim::Task VirtioBlk::QueueRq(Cpu& cpu, BlockRequest& rq, int tag, bool last) {
   co_await cpu.Run(costs_.map_sg.value);  // out_hdr, blk_rq_map_sg
   cpu.LocalIrqSave();                     // spin_lock_irqsave(&vblk->vq_lock, flags)
-  co_await vq_lock_.Lock(cpu);
+  co_await LockVq(cpu);
   co_await cpu.Run(costs_.add_sgs.value);
   // A read: out_hdr (device-readable), then data and status (writable).
   const Virtqueue::AddResult r = vq_->AddSgs(static_cast<uint64_t>(tag), rq.write ? 2 : 1, rq.write ? 1 : 2);
@@ -56,11 +58,24 @@ sim::Task VirtioBlk::QueueRq(Cpu& cpu, BlockRequest& rq, int tag, bool last) {
   if (notify) co_await Notify(cpu);
 }
 
+sim::Task VirtioBlk::LockVq(Cpu& cpu) {
+  if (spin_traps_ == nullptr || !vq_lock_.locked()) {
+    co_await vq_lock_.Lock(cpu);
+    co_return;
+  }
+  const auto it = std::find(vcpus_.begin(), vcpus_.end(), &cpu);
+  VIOSIM_CHECK(it != vcpus_.end(), "vq_lock is taken by one of the guest's vCPUs");
+  uint64_t& generation = spin_generation_[static_cast<size_t>(it - vcpus_.begin())];
+  sim_->Spawn(spin_traps_->WhileSpinning(&generation, ++generation));
+  co_await vq_lock_.Lock(cpu);
+  ++generation;
+}
+
 // Before sleeping for a tag: the plug flush ends the batch, so requests
 // added without a kick are kicked.
 sim::Task VirtioBlk::FlushKick(Cpu& cpu) {
   cpu.LocalIrqSave();
-  co_await vq_lock_.Lock(cpu);
+  co_await LockVq(cpu);
   ++stats_.kick_checks;
   co_await cpu.Run(costs_.kick_prepare.value);
   const bool need = vq_->KickPrepare();
@@ -119,7 +134,7 @@ sim::Task VirtioBlk::VmInterrupt(Cpu& cpu) {
 // sleeps for one, also under the lock).
 sim::Task VirtioBlk::VirtblkDone(Cpu& cpu) {
   cpu.LocalIrqSave();
-  co_await vq_lock_.Lock(cpu);
+  co_await LockVq(cpu);
   do {
     vq_->DisableCb();
     while (std::optional<Virtqueue::UsedBuf> b = vq_->GetBuf()) {

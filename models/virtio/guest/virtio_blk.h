@@ -41,6 +41,7 @@
 
 #include "models/block/block_stack.h"
 #include "models/cpu/cpu.h"
+#include "models/cpu/spin_traps.h"
 #include "models/cpu/param.h"
 #include "models/cpu/sched.h"
 #include "models/cpu/task.h"
@@ -92,6 +93,10 @@ class VirtioBlk final : public BlockStack {
   void ResetStats() override;
 
   const Spinlock& vq_lock() const { return vq_lock_; }
+  // The platform's spin side effects: a vCPU that waits for vq_lock runs
+  // `traps` until it has the lock (arm64 ticket waiters sleep in WFE, which
+  // KVM/ARM traps). Null: waiting is spinning only.
+  void set_spin_traps(SpinTraps* traps) { spin_traps_ = traps; }
   const VirtioBlkStats& stats() const { return stats_; }
   const std::vector<Cpu*>& vcpus() const { return vcpus_; }
 
@@ -99,6 +104,9 @@ class VirtioBlk final : public BlockStack {
   sim::Task QueueRq(Cpu& cpu, BlockRequest& rq, int tag, bool last);
   sim::Task Notify(Cpu& cpu);
   sim::Task FlushKick(Cpu& cpu);
+  // spin_lock(&vblk->vq_lock) by `cpu` (interrupts already off), with the
+  // platform's spin side effects while it waits.
+  sim::Task LockVq(Cpu& cpu);
   // The queue's interrupt handler (vm_interrupt / vp_vring_interrupt).
   sim::Task VmInterrupt(Cpu& cpu);
   sim::Task VirtblkDone(Cpu& cpu);
@@ -110,6 +118,8 @@ class VirtioBlk final : public BlockStack {
   VirtioBlkGuestCosts costs_;
   VirtioBlkParams params_;
   Spinlock vq_lock_;
+  SpinTraps* spin_traps_ = nullptr;
+  std::vector<uint64_t> spin_generation_;  // per vCPU, by index in vcpus_
   std::vector<BlockRequest*> rqs_;  // by tag
   std::vector<int> free_tags_;
   std::deque<Task*> tag_waiters_;  // the tag pool's wait queue, FIFO
