@@ -610,6 +610,11 @@ absl::Status RunAlternativeBands(const viosim::ScenarioFile& file, const BandSpe
     if (c.role != "prediction") continue;
     CellBand band;
     std::vector<std::pair<double, double>> pooled;
+    // Each drawn field's factors beside the cell's values, over the kept
+    // alternatives' refitted points (by field path: an alternative may read
+    // other fields), and why the others did not refit.
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_field;
+    std::map<std::string, int> why;
     for (const AlternativeRun& r : runs) {
       CellBand::Alternative line;
       line.name = r.name;
@@ -627,14 +632,21 @@ absl::Status RunAlternativeBands(const viosim::ScenarioFile& file, const BandSpe
       if (r.dropped.empty() && j < r.plan.cell_keys.size()) {
         std::vector<double> own;
         band.k += static_cast<int>(r.points.size());
-        for (const BandPoint& p : r.points) {
+        for (size_t i = 0; i < r.points.size(); ++i) {
+          const BandPoint& p = r.points[i];
           if (!p.refitted) {
             ++band.refit_failed;
+            ++why[absl::StrCat(p.failure, " (under ", r.name, ")")];
             continue;
           }
           if (!p.values[j]) continue;
           own.push_back(*p.values[j]);
           pooled.emplace_back(*p.values[j], r.weight / std::max<size_t>(1, r.points.size()));
+          for (size_t d = 0; d < r.plan.fields.size(); ++d) {
+            auto& [drawn, values] = by_field[r.plan.fields[d].field.path];
+            drawn.push_back(r.plan.factors[i][d]);
+            values.push_back(*p.values[j]);
+          }
         }
         if (!own.empty()) {
           std::sort(own.begin(), own.end());
@@ -645,6 +657,13 @@ absl::Status RunAlternativeBands(const viosim::ScenarioFile& file, const BandSpe
       band.alternatives.push_back(std::move(line));
     }
     band.points = static_cast<int>(pooled.size());
+    for (const auto& [reason, n] : why) band.failures.push_back({reason, n});
+    for (const auto& [field, pairs] : by_field) {
+      band.drivers.push_back({field, RankCorrelation(pairs.first, pairs.second)});
+    }
+    std::stable_sort(band.drivers.begin(), band.drivers.end(), [](const BandDriver& a, const BandDriver& b) {
+      return std::fabs(a.rank_corr) > std::fabs(b.rank_corr);
+    });
     SetPercentiles(pooled, c.published, &band);
     for (const AlternativeRun& r : runs) {
       if (r.dropped.empty()) {

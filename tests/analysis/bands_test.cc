@@ -154,6 +154,29 @@ TEST(BandsTest, TheSameWhateverTheJobsAndRefitsEveryPoint) {
   EXPECT_NE(other->factors, plan.factors);
 }
 
+// Over alternatives the band still names its drivers, from the kept
+// alternatives' points pooled: the hold sets the throughput under both.
+TEST(BandsTest, AlternativesPoolTheirPointsForTheDrivers) {
+  const viosim::ScenarioFile file = Load(absl::StrCat(ReadHoldOnly(), R"(
+alternative { name: "as_written" description: "t" }
+alternative { name: "longer_think" description: "t" overlay { workload { lockbench { think { exponential { mean: "12us" } } } } } }
+)"));
+  BandSpec spec;
+  spec.k = 8;
+  const Reproduction rep = RunWithBands(file, spec, 2, nullptr, nullptr);
+  ASSERT_EQ(rep.cells.size(), 1u);
+  ASSERT_TRUE(rep.cells[0].band.has_value());
+  const CellBand& band = *rep.cells[0].band;
+  EXPECT_EQ(band.alternatives.size(), 2u);
+  EXPECT_EQ(band.points, 16);
+  ASSERT_FALSE(band.drivers.empty());
+  EXPECT_EQ(band.drivers[0].field, "workload.lockbench.hold.exponential.mean");
+  EXPECT_LT(band.drivers[0].rank_corr, -0.5);  // a longer hold, fewer acquisitions
+  const std::string text = FormatCells({rep}, Format::kText, /*band_columns=*/true);
+  EXPECT_NE(text.find("lock_acquisitions_per_s: workload.lockbench.hold.exponential.mean -"), std::string::npos)
+      << text;
+}
+
 // With nothing uncertain (the hold's range removed, every cost DEFINED) a
 // band would be K copies of the point: no point runs, the cells get no
 // band, and the text says why.
