@@ -51,7 +51,9 @@ Cpu::Cpu(sim::Simulator& sim, int id, std::string name, CpuPlace place)
       slice_timer_(Callback::Bind<&Cpu::OnSliceEnd>(this)),
       resched_kick_(Callback::Bind<&Cpu::OnReschedKick>(this)),
       irq_off_(2, sim.Now(), 0),
-      traced_since_(sim.Now()) {}
+      traced_since_(sim.Now()) {
+  idle_since_ = sim.Now();
+}
 
 
 void Cpu::LocalIrqRestore() {
@@ -265,6 +267,7 @@ void Cpu::OnIrqKick() {
   sim::Task handler = std::move(pending_.front());
   pending_.pop_front();
   --irqs_pending_;
+  irq_halted_since_ = idle() ? idle_since_ : sim::Time::Max();
   in_irq_ = true;
   irq_mode_ = CpuTime::kIrq;
   LocalIrqSave();  // hardirq handlers run with interrupts off
@@ -281,6 +284,8 @@ sim::Task Cpu::IrqEntry(sim::Task handler) {
 
 void Cpu::IrqExit() {
   in_irq_ = false;
+  irq_halted_since_ = sim::Time::Max();
+  if (curr_ == nullptr && !switching_) idle_since_ = sim_->Now();  // back to the idle loop
   if (--irq_off_depth_ == 0) irq_off_.Set(0, sim_->Now());
   Account();
   if (CanTakeIrq()) {
@@ -341,6 +346,8 @@ std::coroutine_handle<> Cpu::OnSwitchDone() {
     next->on_cpu_ = true;
     next->exec_start_ = sim_->Now();
     next->run_delay_ += sim_->Now() - next->enqueued_at_;
+  } else {
+    idle_since_ = sim_->Now();
   }
   Account();
   sched_->FinishSwitch(*this, prev, next);  // next's slice, then prev's end

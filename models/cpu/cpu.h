@@ -284,6 +284,10 @@ class alignas(64) Cpu {
   // comment). The CPU owns it from here on.
   void RaiseIrq(sim::Task handler);
   uint64_t irqs_taken() const { return irqs_taken_; }
+  // For the handler running now: when it was taken on an idle CPU (a
+  // halted vCPU), the time that CPU had gone idle; Time::Max() when it
+  // interrupted a task, a switch or another handler's aftermath.
+  sim::Time halted_since() const { return irq_halted_since_; }
 
   // ---- Statistics since the last ResetStats() ----
   sim::Time TimeIn(CpuTime t) const { return acct_.TimeIn(static_cast<int>(t), sim_->Now()); }
@@ -415,6 +419,8 @@ class alignas(64) Cpu {
   bool irq_kick_pending_ = false;
   std::deque<sim::Task> pending_;
   uint64_t irqs_taken_ = 0;
+  sim::Time idle_since_;  // when the CPU last went idle (valid while idle())
+  sim::Time irq_halted_since_ = sim::Time::Max();
 
   Callback spin_wake_;
   Callback irq_kick_;

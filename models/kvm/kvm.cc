@@ -31,12 +31,45 @@ sim::Task Kvm::MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time r
   co_await vcpu.TakePending();
 }
 
+sim::Time Kvm::halt_poll_window(int id) const {
+  return id >= 0 && static_cast<size_t>(id) < halt_window_.size() ? halt_window_[static_cast<size_t>(id)]
+                                                                  : sim::Time::Zero();
+}
+
+// kvm_vcpu_block() with 4.18's grow_halt_poll_ns / shrink_halt_poll_ns at
+// their defaults (grow x2 from 10us, shrink 0), block_ns being the halt's
+// length up to the kick (and the wake-up when the thread slept).
+sim::Time Kvm::EndHalt(const Cpu& vcpu, sim::Time since) {
+  const size_t id = static_cast<size_t>(vcpu.id());
+  if (halt_window_.size() <= id) halt_window_.resize(id + 1, sim::Time::Zero());
+  sim::Time& window = halt_window_[id];
+  const sim::Time max = costs_.halt_poll_ns.value;
+  const sim::Time halted = sim_->Now() - since;
+  const bool polled = window > sim::Time::Zero() && halted <= window;
+  const sim::Time wake = polled ? sim::Time::Zero() : costs_.vcpu_wake.value;
+  ++(polled ? stats_.halt_polled : stats_.halt_slept);
+  const sim::Time block = halted + wake;
+  if (max == sim::Time::Zero()) {
+    window = sim::Time::Zero();
+  } else if (block <= window) {
+    // within the window: kept
+  } else if (window > sim::Time::Zero() && block > max) {
+    window = sim::Time::Zero();
+  } else if (window < max && block < max) {
+    window = std::min(window > sim::Time::Zero() ? window * 2 : sim::Time::Micros(10), max);
+  }
+  return wake;
+}
+
 sim::Task Kvm::IrqKick(Cpu& vcpu) {
   ++stats_.exits[static_cast<int>(ExitKind::kIrqKick)];
+  const sim::Time since = vcpu.halted_since();
+  const sim::Time wake = halts_modeled() && since != sim::Time::Max() ? EndHalt(vcpu, since) : sim::Time::Zero();
   vcpu.BeginExit();
   if (costs_.vgic_dist_hold.value == sim::Time::Zero()) {
-    co_await sim_->Delay(costs_.irq_kick_exit.value);
+    co_await sim_->Delay(wake + costs_.irq_kick_exit.value);
   } else {
+    if (wake > sim::Time::Zero()) co_await sim_->Delay(wake);
     const sim::Time half = costs_.irq_kick_exit.value / 2;
     co_await SwitchHalf(half, /*out=*/true);
     co_await SwitchHalf(costs_.irq_kick_exit.value - half, /*out=*/false);

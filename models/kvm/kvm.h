@@ -30,12 +30,30 @@
 // KVM/ARM traps (HCR_EL2.TWE -> kvm_handle_wfx -> kvm_vcpu_on_spin): each
 // trap is an exit and an entry, two more acquisitions of the lock, and
 // gains nothing while every vCPU runs on its own host CPU (SpinTraps).
+//
+// Halt polling (virt/kvm/kvm_main.c kvm_vcpu_block, Linux 4.0-5.x; x86
+// from 4.18 on here). A guest's idle loop halts its vCPU (HLT exits), and
+// KVM first polls for a wake-up for the vCPU's own window
+// (vcpu->halt_poll_ns) before the vCPU thread sleeps. With `vcpu_wake`
+// set, an interrupt kick on a halted vCPU (IrqKick) finds it either still
+// polling -- the halt so far is within the window: irq_kick_exit, as
+// before -- or asleep: the host wakes the vCPU thread first (vcpu_wake:
+// kvm_vcpu_kick's wake-up, the IPI, the host core out of idle, the switch
+// in). The window then adapts as kvm_vcpu_block does with the default
+// module parameters of that era: with block_ns the halt's length, a halt
+// within the window keeps it; one longer than halt_poll_ns (the module
+// maximum) shrinks it to 0 (halt_poll_ns_shrink 0); a shorter one grows it
+// (from 0 to 10us, then x2, capped at halt_poll_ns). halt_poll_ns 0 turns
+// polling off: every kick on a halted vCPU pays vcpu_wake. Not modeled:
+// halts that end for another reason (a timer), and the host CPU the
+// polling burns.
 #ifndef VIOSIM_MODELS_KVM_KVM_H_
 #define VIOSIM_MODELS_KVM_KVM_H_
 
 #include <coroutine>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
@@ -89,10 +107,20 @@ struct KvmCosts {
   // The round trip of one trapped WFE of a spinning vCPU; zero: spinners
   // do not trap.
   Param<sim::Time> wfe_trap;
+  // Halt polling's module maximum (the halt_poll_ns parameter); zero:
+  // polling off. Read only with vcpu_wake set.
+  Param<sim::Time> halt_poll_ns;
+  // Waking a halted vCPU's sleeping thread for an interrupt; zero: halts
+  // are not modeled (an interrupt on a halted vCPU costs irq_kick_exit).
+  Param<sim::Time> vcpu_wake;
 };
 
 struct KvmStats {
   uint64_t exits[kExitKinds] = {};
+  // Interrupt kicks on a halted vCPU (with vcpu_wake set): caught by halt
+  // polling, or after the vCPU thread had gone to sleep.
+  uint64_t halt_polled = 0;
+  uint64_t halt_slept = 0;
   void Reset() { *this = KvmStats(); }
 };
 
@@ -143,6 +171,11 @@ class Kvm final : public SpinTraps {
   // The distributor lock's lock_stat row (no bounces counted).
   const LockStat& dist_stat() const { return dist_stat_; }
 
+  // Whether halts are modeled (vcpu_wake set), and vCPU `id`'s halt-polling
+  // window now (vcpu->halt_poll_ns).
+  bool halts_modeled() const { return costs_.vcpu_wake.value > sim::Time::Zero(); }
+  sim::Time halt_poll_window(int id) const;
+
  private:
   sim::Task MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time round_trip);
   // Half of a world switch of `half`: out (the sync at its end) or in (the
@@ -150,12 +183,16 @@ class Kvm final : public SpinTraps {
   sim::Task SwitchHalf(sim::Time half, bool out);
   // dist->lock taken in arrival order, held vgic_dist_hold, released.
   sim::Task DistLocked();
+  // A kick on `vcpu`, halted since `since`: the wake-up its thread needs
+  // (zero when halt polling catches it), and the window's adaptation.
+  sim::Time EndHalt(const Cpu& vcpu, sim::Time since);
 
   sim::Simulator* sim_;
   KvmCosts costs_;
   KvmStats stats_;
   sim::Time dist_free_at_;  // when the distributor lock's last holder lets go
   LockStat dist_stat_;
+  std::vector<sim::Time> halt_window_;  // per vCPU id
 };
 
 }  // namespace models

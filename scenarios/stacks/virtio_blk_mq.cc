@@ -75,6 +75,9 @@ class VirtioBlkMqStack final : public BuiltStack {
         {"interrupts_per_request", [n](S& s) { return n(s.blk_.stats().interrupts); }, reqs, 1},
         {"polled_pct", [n](S& s) { return n(s.blk_.stats().polled_completions); }, reqs, 100},
         {"kicks_per_request", [n](S& s) { return n(s.blk_.stats().kicks); }, reqs, 1},
+        // Interrupts that found their halted vCPU's thread asleep, past
+        // halt polling's window (platform.kvm.vcpu_wake).
+        {"vcpu_wakes_per_request", [n](S& s) { return n(s.kvm_.stats().halt_slept); }, reqs, 1},
         {"iothread_util_pct", [](S& s) { return static_cast<double>(s.iothread_.Busy().ps()); }, window_ps, 100},
         {"device_util_pct", [](S& s) { return static_cast<double>(s.device_.LinkBusy().ps()); }, window_ps, 100},
         lat("lat_guest_submit_us", &models::VirtioBlkMqStats::guest_submit_ns),
@@ -170,6 +173,13 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   };
   if (absl::Status st = RequiredCosts(k, kvm); !st.ok()) return st;
   if (absl::Status st = RequiredCosts(v, stack); !st.ok()) return st;
+  // Halts of the idle vCPUs and KVM's halt polling, when the platform
+  // gives the wake-up's cost.
+  if (absl::Status st = k.OptionalCost("vcpu_wake", &kc.vcpu_wake); !st.ok()) return st;
+  if (kc.vcpu_wake.value > sim::Time::Zero()) {
+    const CostSlot poll[] = {{"halt_poll_ns", &kc.halt_poll_ns}};
+    if (absl::Status st = RequiredCosts(k, poll); !st.ok()) return st;
+  }
   if (!v.Has("read_bandwidth") || !v.Has("write_bandwidth")) {
     return absl::InvalidArgumentError("fields 'stack.virtio_blk_mq.read_bandwidth' and 'write_bandwidth' are required");
   }
