@@ -48,6 +48,7 @@
 #include <deque>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "models/cpu/callback.h"
 #include "sim/simulator.h"
@@ -418,6 +419,7 @@ class alignas(64) Cpu {
   CpuPlace place_;
   bool irq_kick_pending_ = false;
   std::deque<sim::Task> pending_;
+  std::vector<Task*> wake_list_;  // TTWU_QUEUE's rq->wake_list (Scheduler)
   uint64_t irqs_taken_ = 0;
   sim::Time idle_since_;  // when the CPU last went idle (valid while idle())
   sim::Time irq_halted_since_ = sim::Time::Max();

@@ -1,6 +1,7 @@
 #include "models/cpu/sched.h"
 
 #include <utility>
+#include <vector>
 
 #include "models/cpu/sched_core.h"
 
@@ -91,6 +92,29 @@ void Scheduler::Resched(Cpu& cpu, sim::Time delay) {
 void Scheduler::SliceEnded(Cpu& cpu, Task& p) {
   (void)p;
   cpu.SetNeedResched();
+}
+
+void Scheduler::QueueRemoteWakeUp(Task& p, Cpu& rq) {
+  ++queued_wakeups_;
+  const bool first = rq.wake_list_.empty();
+  rq.wake_list_.push_back(&p);
+  if (!first) return;  // an IPI is on its way: it takes the whole list
+  ++wake_ipis_;
+  sim_->Spawn(SendWakeIpi(rq));
+}
+
+sim::Task Scheduler::SendWakeIpi(Cpu& rq) {
+  co_await sim_->Delay(rq.sched_costs().wakeup_latency);
+  rq.RaiseIrq(SchedulerIpi(rq));
+}
+
+// scheduler_ipi() -> sched_ttwu_pending(): the list taken whole, each task
+// enqueued here (ttwu_do_activate, its preemption check included).
+sim::Task Scheduler::SchedulerIpi(Cpu& rq) {
+  co_await rq.Run(ttwu_queue_ipi_);
+  std::vector<Task*> list;
+  list.swap(rq.wake_list_);
+  for (Task* p : list) Enqueue(*p, rq, &rq);
 }
 
 sim::Task Scheduler::WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken) {

@@ -116,6 +116,24 @@ class alignas(64) Scheduler {
   void set_ttwu_spins_on_cpu(bool on) { ttwu_spins_on_cpu_ = on; }
   bool ttwu_spins_on_cpu() const { return ttwu_spins_on_cpu_; }
 
+  // Linux 3.0's TTWU_QUEUE (kernel/sched.c ttwu_queue, on for any remote
+  // CPU): a wake-up of a sleeping task onto another CPU than the waker's is
+  // not enqueued by the waker. The task goes on the target's wake list; the
+  // first on an empty list sends the reschedule IPI, which arrives after
+  // the target's wakeup_latency, and the target's scheduler_ipi enqueues
+  // every listed task in its interrupt context, costing `ipi` there
+  // (charged to whatever runs on it), and checks preemption. Off (the
+  // default): the waker enqueues on the remote runqueue itself.
+  void set_ttwu_queue(bool on, sim::Time ipi) {
+    ttwu_queue_ = on;
+    ttwu_queue_ipi_ = ipi;
+  }
+  bool ttwu_queue() const { return ttwu_queue_; }
+  // Remote wake-ups queued so (since the last ResetStats), and the IPIs
+  // they sent.
+  uint64_t queued_wakeups() const { return queued_wakeups_; }
+  uint64_t wake_ipis() const { return wake_ipis_; }
+
   // Whether tasks move between CPUs (a workload spreads pinned clones
   // itself when they do not).
   virtual bool migrates() const = 0;
@@ -129,7 +147,7 @@ class alignas(64) Scheduler {
   uint64_t wakeups() const { return wakeups_; }
   uint64_t fast_wakeups() const { return fast_wakeups_; }
   uint64_t preemptions() const { return preemptions_; }
-  void ResetStats() { wakeups_ = fast_wakeups_ = preemptions_ = 0; }
+  void ResetStats() { wakeups_ = fast_wakeups_ = preemptions_ = queued_wakeups_ = wake_ipis_ = 0; }
 
  protected:
   // ---- The policy (struct sched_class) ----
@@ -196,6 +214,11 @@ class alignas(64) Scheduler {
            p.state_ != Task::State::kDead;
   }
   sim::Task WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken);
+  // TTWU_QUEUE: `p`, bound for `rq`, on its wake list; the IPI's flight;
+  // scheduler_ipi on `rq`.
+  void QueueRemoteWakeUp(Task& p, Cpu& rq);
+  sim::Task SendWakeIpi(Cpu& rq);
+  sim::Task SchedulerIpi(Cpu& rq);
 
   // ---- The core's steps that call the policy (SchedCore) ----
   // The rest of a wake-up, once the waker has paid: p is enqueued (or,
@@ -209,6 +232,8 @@ class alignas(64) Scheduler {
   virtual void FinishSwitch(Cpu& cpu, Task* prev, Task* next) = 0;
   // Makes a sleeping task runnable on a CPU (ttwu_do_activate).
   virtual void Activate(Task& p, Cpu* waker) = 0;
+  // The enqueue on `rq` (chosen already) and the preemption check.
+  virtual void Enqueue(Task& p, Cpu& rq, Cpu* waker) = 0;
   // A CPU with nothing running picks its next task.
   virtual void PickOnIdle(Cpu& cpu) = 0;
 
@@ -218,6 +243,10 @@ class alignas(64) Scheduler {
   uint64_t fast_wakeups_ = 0;
   uint64_t preemptions_ = 0;
   bool ttwu_spins_on_cpu_ = false;
+  bool ttwu_queue_ = false;
+  sim::Time ttwu_queue_ipi_;
+  uint64_t queued_wakeups_ = 0;
+  uint64_t wake_ipis_ = 0;
 };
 
 // The core's steps that call the policy, written once (sched_core.h) and
@@ -241,6 +270,7 @@ class SchedCore : public Scheduler {
   void Switch(Cpu& cpu, bool preempt) final;
   void FinishSwitch(Cpu& cpu, Task* prev, Task* next) final;
   void Activate(Task& p, Cpu* waker) final;
+  void Enqueue(Task& p, Cpu& rq, Cpu* waker) final;
   // FinishSwitch's rare cases, out of line so that its common one saves
   // fewer registers: wakers spinning on prev's on_cpu, and a wake-up that
   // came while prev was switching out.

@@ -28,6 +28,15 @@ void SchedCore<Class>::Activate(Task& p, Cpu* waker) {
   Cpu& rq = self().SelectTaskRq(p, waker);
   if (p.cpu_ != nullptr && p.cpu_ != &rq) ++p.migrations_;
   p.cpu_ = &rq;
+  if (ttwu_queue_ && waker != nullptr && waker != &rq) [[unlikely]] {
+    QueueRemoteWakeUp(p, rq);
+    return;
+  }
+  Enqueue(p, rq, waker);
+}
+
+template <class Class>
+void SchedCore<Class>::Enqueue(Task& p, Cpu& rq, Cpu* waker) {
   p.on_rq_ = true;
   p.enqueued_at_ = sim().Now();
   self().EnqueueTask(rq, p, /*wakeup=*/true);
