@@ -127,7 +127,7 @@ void CacheLine::Suspend(Access& a, std::coroutine_handle<> h) {
   a.h_ = h;
   a.was_irq_ = cpu.in_irq();
   a.since_ = sim_->Now();
-  a.passed_ = 0;
+  a.mark_ = 0;
   cpu.BeginSpinWait(CpuTime::kSystem);
   // Into the arrival order and its LLC's.
   a.prev_ = tail_;
@@ -141,6 +141,13 @@ void CacheLine::Suspend(Access& a, std::coroutine_handle<> h) {
   a.group_next_ = nullptr;
   (grp.tail != nullptr ? grp.tail->group_next_ : grp.head) = &a;
   grp.tail = &a;
+  const auto sk = static_cast<size_t>(cpu.place().socket);
+  if (sk >= socket_.size()) socket_.resize(sk + 1);
+  Group& sock = socket_[sk];
+  a.socket_prev_ = sock.tail;
+  a.socket_next_ = nullptr;
+  (sock.tail != nullptr ? sock.tail->socket_next_ : sock.head) = &a;
+  sock.tail = &a;
   ++waiters_;
   ++queued_;
   if (!pick_due_) {
@@ -150,11 +157,19 @@ void CacheLine::Suspend(Access& a, std::coroutine_handle<> h) {
 }
 
 void CacheLine::Unlink(Access* a) {
+  if (a->prev_ != nullptr) {
+    a->prev_->mark_ += a->mark_;
+  } else {
+    passed_marks_ -= a->mark_;
+  }
   (a->prev_ != nullptr ? a->prev_->next_ : head_) = a->next_;
   (a->next_ != nullptr ? a->next_->prev_ : tail_) = a->prev_;
   Group& grp = llc_[static_cast<size_t>(a->cpu_->place().llc)];
   (a->group_prev_ != nullptr ? a->group_prev_->group_next_ : grp.head) = a->group_next_;
   (a->group_next_ != nullptr ? a->group_next_->group_prev_ : grp.tail) = a->group_prev_;
+  Group& sock = socket_[static_cast<size_t>(a->cpu_->place().socket)];
+  (a->socket_prev_ != nullptr ? a->socket_prev_->socket_next_ : sock.head) = a->socket_next_;
+  (a->socket_next_ != nullptr ? a->socket_next_->socket_prev_ : sock.tail) = a->socket_prev_;
   --waiters_;
 }
 
@@ -168,18 +183,19 @@ CacheLine::Access* CacheLine::Choose() {
     return a;
   }
   if (costs_.arbitration != LineArbitration::kNearestFirst || holder_ == nullptr) return oldest;
-  if (oldest->passed_ >= costs_.max_bypass) return oldest;
+  if (passed_marks_ >= costs_.max_bypass) return oldest;  // the oldest's times passed over
   // The holder's LLC first.
   const CpuPlace& at = holder_->place();
   const auto g = static_cast<size_t>(at.llc);
   if (g < llc_.size() && llc_[g].head != nullptr) return llc_[g].head;
   // Then the oldest waiter of the holder's socket, where that socket's LLCs
   // talk directly (not through another socket's home directory).
+  // (No waiter shares the holder's LLC here, so every waiter of its socket
+  // is at CpuDistance::kSocket from it: the first of them in arrival order.)
   if ((costs_.home_socket < 0 || at.socket == costs_.home_socket) &&
       Distance(*holder_, *oldest->cpu_) == CpuDistance::kRemote) {
-    for (Access* w = oldest; w != nullptr; w = w->next_) {
-      if (Distance(*holder_, *w->cpu_) == CpuDistance::kSocket) return w;
-    }
+    const auto s = static_cast<size_t>(at.socket);
+    if (s < socket_.size() && socket_[s].head != nullptr) return socket_[s].head;
   }
   return oldest;
 }
@@ -190,7 +206,8 @@ void CacheLine::Pick() {
   if (a != head_) {
     // Every older waiter is passed over.
     ++bypasses_;
-    for (Access* w = head_; w != a; w = w->next_) ++w->passed_;
+    ++a->prev_->mark_;
+    ++passed_marks_;
   }
   Unlink(a);
   const sim::Time now = sim_->Now();

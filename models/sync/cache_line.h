@@ -128,8 +128,13 @@ class CacheLine {
     Access* next_ = nullptr;
     Access* group_prev_ = nullptr;  // among the waiters of its LLC
     Access* group_next_ = nullptr;
+    Access* socket_prev_ = nullptr;  // among the waiters of its socket
+    Access* socket_next_ = nullptr;
     sim::Time since_;
-    int passed_ = 0;  // times a younger waiter got the line first
+    // Younger waiters that got the line first, kept as marks (see
+    // passed_marks_): each such bypass marks the waiter just before the
+    // chosen one, standing for every waiter from the oldest up to it.
+    int mark_ = 0;
   };
 
   // The accesses, by code running on `cpu`, each followed by `then` of the
@@ -216,6 +221,12 @@ class CacheLine {
     Access* tail = nullptr;
   };
   std::vector<Group> llc_;
+  std::vector<Group> socket_;
+  // The marks of every waiter: how often the oldest waiter has been passed
+  // over (a waiter leaving hands its marks to the one before it, since they
+  // count for every waiter up to it; the oldest's own marks count for no
+  // one else and go with it).
+  int passed_marks_ = 0;
   int waiters_ = 0;
   bool pick_due_ = false;
   // The transaction in flight: its CPU, kind, and when it is done.
