@@ -136,24 +136,29 @@ void CacheLine::Suspend(Access& a, std::coroutine_handle<> h) {
   tail_ = &a;
   const auto g = static_cast<size_t>(cpu.place().llc);
   if (g >= llc_.size()) llc_.resize(g + 1);
-  Group& grp = llc_[g];
-  a.group_prev_ = grp.tail;
-  a.group_next_ = nullptr;
-  (grp.tail != nullptr ? grp.tail->group_next_ : grp.head) = &a;
-  grp.tail = &a;
+  Append(llc_[g], a, &Access::in_llc_);
   const auto sk = static_cast<size_t>(cpu.place().socket);
   if (sk >= socket_.size()) socket_.resize(sk + 1);
-  Group& sock = socket_[sk];
-  a.socket_prev_ = sock.tail;
-  a.socket_next_ = nullptr;
-  (sock.tail != nullptr ? sock.tail->socket_next_ : sock.head) = &a;
-  sock.tail = &a;
+  Append(socket_[sk], a, &Access::in_socket_);
   ++waiters_;
   ++queued_;
   if (!pick_due_) {
     pick_due_ = true;
     sim_->ScheduleAt(std::max(busy_until_, sim_->Now()), pick_.handle());
   }
+}
+
+void CacheLine::Append(Group& g, Access& a, Access::Link Access::*l) {
+  (a.*l).prev = g.tail;
+  (a.*l).next = nullptr;
+  (g.tail != nullptr ? (g.tail->*l).next : g.head) = &a;
+  g.tail = &a;
+}
+
+void CacheLine::Remove(Group& g, Access& a, Access::Link Access::*l) {
+  const Access::Link& k = a.*l;
+  (k.prev != nullptr ? (k.prev->*l).next : g.head) = k.next;
+  (k.next != nullptr ? (k.next->*l).prev : g.tail) = k.prev;
 }
 
 void CacheLine::Unlink(Access* a) {
@@ -164,12 +169,8 @@ void CacheLine::Unlink(Access* a) {
   }
   (a->prev_ != nullptr ? a->prev_->next_ : head_) = a->next_;
   (a->next_ != nullptr ? a->next_->prev_ : tail_) = a->prev_;
-  Group& grp = llc_[static_cast<size_t>(a->cpu_->place().llc)];
-  (a->group_prev_ != nullptr ? a->group_prev_->group_next_ : grp.head) = a->group_next_;
-  (a->group_next_ != nullptr ? a->group_next_->group_prev_ : grp.tail) = a->group_prev_;
-  Group& sock = socket_[static_cast<size_t>(a->cpu_->place().socket)];
-  (a->socket_prev_ != nullptr ? a->socket_prev_->socket_next_ : sock.head) = a->socket_next_;
-  (a->socket_next_ != nullptr ? a->socket_next_->socket_prev_ : sock.tail) = a->socket_prev_;
+  Remove(llc_[static_cast<size_t>(a->cpu_->place().llc)], *a, &Access::in_llc_);
+  Remove(socket_[static_cast<size_t>(a->cpu_->place().socket)], *a, &Access::in_socket_);
   --waiters_;
 }
 

@@ -126,10 +126,13 @@ class CacheLine {
     std::coroutine_handle<> h_;
     Access* prev_ = nullptr;
     Access* next_ = nullptr;
-    Access* group_prev_ = nullptr;  // among the waiters of its LLC
-    Access* group_next_ = nullptr;
-    Access* socket_prev_ = nullptr;  // among the waiters of its socket
-    Access* socket_next_ = nullptr;
+    // Its place among the waiters of its LLC, and of its socket.
+    struct Link {
+      Access* prev = nullptr;
+      Access* next = nullptr;
+    };
+    Link in_llc_;
+    Link in_socket_;
     sim::Time since_;
     // Younger waiters that got the line first, kept as marks (see
     // passed_marks_): each such bypass marks the waiter just before the
@@ -222,6 +225,9 @@ class CacheLine {
   };
   std::vector<Group> llc_;
   std::vector<Group> socket_;
+  // A waiter onto the end of group `g` (its link `l`), or out of it.
+  static void Append(Group& g, Access& a, Access::Link Access::*l);
+  static void Remove(Group& g, Access& a, Access::Link Access::*l);
   // The marks of every waiter: how often the oldest waiter has been passed
   // over (a waiter leaving hands its marks to the one before it, since they
   // count for every waiter up to it; the oldest's own marks count for no
