@@ -267,7 +267,10 @@ void Cpu::OnIrqKick() {
   sim::Task handler = std::move(pending_.front());
   pending_.pop_front();
   --irqs_pending_;
-  irq_halted_since_ = idle() ? idle_since_ : sim::Time::Max();
+  // An idle period that began this instant -- the switch to idle, or the
+  // previous handler, just ended -- is no halt: the interrupt was already
+  // pending when the CPU would have halted.
+  irq_halted_since_ = idle() && idle_since_ < sim_->Now() ? idle_since_ : sim::Time::Max();
   in_irq_ = true;
   irq_mode_ = CpuTime::kIrq;
   LocalIrqSave();  // hardirq handlers run with interrupts off

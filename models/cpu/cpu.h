@@ -287,7 +287,8 @@ class alignas(64) Cpu {
   uint64_t irqs_taken() const { return irqs_taken_; }
   // For the handler running now: when it was taken on an idle CPU (a
   // halted vCPU), the time that CPU had gone idle; Time::Max() when it
-  // interrupted a task, a switch or another handler's aftermath.
+  // interrupted a task, or was pending already when the CPU went idle (at
+  // the end of a switch to idle or of another handler).
   sim::Time halted_since() const { return irq_halted_since_; }
 
   // ---- Statistics since the last ResetStats() ----

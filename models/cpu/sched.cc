@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/cpu/sched_core.h"
+#include "sim/check.h"
 
 namespace models {
 
@@ -94,6 +95,21 @@ void Scheduler::SliceEnded(Cpu& cpu, Task& p) {
   cpu.SetNeedResched();
 }
 
+void Scheduler::set_ttwu_queue(bool on, sim::Time waker, sim::Time ipi) {
+  VIOSIM_CHECK(!on || ttwu_spins_on_cpu_, "TTWU_QUEUE is 3.0's, whose waker spins on a task switching out");
+  ttwu_queue_ = on;
+  ttwu_queue_waker_ = waker;
+  ttwu_queue_ipi_ = ipi;
+}
+
+Cpu::WorkAwaiter Scheduler::BeginQueuedWakeUp(Task& p, Cpu& waker) {
+  if (p.on_cpu_) return waker.Run(waker.sched_costs().try_to_wake_up);  // enqueued after its switch
+  Cpu& rq = SelectTaskRq(p, &waker);
+  p.queue_to_ = &rq;  // Activate enqueues there, or lists it there
+  // ttwu_queue's local case: the enqueue here, by the waker.
+  return waker.Run(&rq == &waker ? waker.sched_costs().try_to_wake_up : ttwu_queue_waker_);
+}
+
 void Scheduler::QueueRemoteWakeUp(Task& p, Cpu& rq) {
   ++queued_wakeups_;
   const bool first = rq.wake_list_.empty();
@@ -114,7 +130,8 @@ sim::Task Scheduler::SchedulerIpi(Cpu& rq) {
   co_await rq.Run(ttwu_queue_ipi_);
   std::vector<Task*> list;
   list.swap(rq.wake_list_);
-  for (Task* p : list) Enqueue(*p, rq, &rq);
+  // llist_add pushes onto the head: the newest is enqueued first.
+  for (auto it = list.rbegin(); it != list.rend(); ++it) Enqueue(**it, rq, &rq);
 }
 
 sim::Task Scheduler::WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken) {

@@ -118,16 +118,17 @@ class alignas(64) Scheduler {
 
   // Linux 3.0's TTWU_QUEUE (kernel/sched.c ttwu_queue, on for any remote
   // CPU): a wake-up of a sleeping task onto another CPU than the waker's is
-  // not enqueued by the waker. The task goes on the target's wake list; the
-  // first on an empty list sends the reschedule IPI, which arrives after
-  // the target's wakeup_latency, and the target's scheduler_ipi enqueues
-  // every listed task in its interrupt context, costing `ipi` there
+  // not enqueued by the waker. The waker picks the CPU (select_task_rq) and
+  // pays `waker` (its share: pi_lock, the selection, the wake list's
+  // cmpxchg, the IPI's send) instead of try_to_wake_up. The task goes on
+  // the target's wake list; the first on an empty list sends the
+  // reschedule IPI, which arrives after the target's wakeup_latency, and
+  // the target's scheduler_ipi enqueues the listed tasks in its interrupt
+  // context, newest first (the list is a stack), costing `ipi` there
   // (charged to whatever runs on it), and checks preemption. Off (the
   // default): the waker enqueues on the remote runqueue itself.
-  void set_ttwu_queue(bool on, sim::Time ipi) {
-    ttwu_queue_ = on;
-    ttwu_queue_ipi_ = ipi;
-  }
+  // REQUIRES: ttwu_spins_on_cpu() (3.0's wake-up of a task switching out).
+  void set_ttwu_queue(bool on, sim::Time waker, sim::Time ipi);
   bool ttwu_queue() const { return ttwu_queue_; }
   // Remote wake-ups queued so (since the last ResetStats), and the IPIs
   // they sent.
@@ -214,8 +215,11 @@ class alignas(64) Scheduler {
            p.state_ != Task::State::kDead;
   }
   sim::Task WakeUpSwitchingOut(Task& p, Cpu& waker, bool* woken);
-  // TTWU_QUEUE: `p`, bound for `rq`, on its wake list; the IPI's flight;
-  // scheduler_ipi on `rq`.
+  // TTWU_QUEUE: the waker's share when it picks another CPU for `p` (p
+  // then queued there by Activate), else try_to_wake_up's cost.
+  Cpu::WorkAwaiter BeginQueuedWakeUp(Task& p, Cpu& waker);
+  // `p`, bound for `rq`, on its wake list; the IPI's flight; scheduler_ipi
+  // on `rq`.
   void QueueRemoteWakeUp(Task& p, Cpu& rq);
   sim::Task SendWakeIpi(Cpu& rq);
   sim::Task SchedulerIpi(Cpu& rq);
@@ -244,6 +248,7 @@ class alignas(64) Scheduler {
   uint64_t preemptions_ = 0;
   bool ttwu_spins_on_cpu_ = false;
   bool ttwu_queue_ = false;
+  sim::Time ttwu_queue_waker_;
   sim::Time ttwu_queue_ipi_;
   uint64_t queued_wakeups_ = 0;
   uint64_t wake_ipis_ = 0;
@@ -341,6 +346,7 @@ inline Cpu::WorkAwaiter Scheduler::BeginWakeUp(Task& p, Cpu& waker, bool* woken,
   ++wakeups_;
   ++p.wakeups_;
   *activate = true;
+  if (ttwu_queue_) [[unlikely]] return BeginQueuedWakeUp(p, waker);
   return waker.Run(costs.try_to_wake_up);
 }
 

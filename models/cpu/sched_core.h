@@ -6,6 +6,7 @@
 #define VIOSIM_MODELS_CPU_SCHED_CORE_H_
 
 #include <coroutine>
+#include <utility>
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/sched.h"
@@ -25,6 +26,19 @@ void SchedCore<Class>::EndWakeUp(Task& p, Cpu& waker) {
 
 template <class Class>
 void SchedCore<Class>::Activate(Task& p, Cpu* waker) {
+  if (p.queue_to_ != nullptr) [[unlikely]] {
+    // Chosen by the waker (BeginQueuedWakeUp): onto that CPU's wake list,
+    // or enqueued at once when it is the waker's.
+    Cpu& rq = *std::exchange(p.queue_to_, nullptr);
+    if (p.cpu_ != nullptr && p.cpu_ != &rq) ++p.migrations_;
+    p.cpu_ = &rq;
+    if (waker != nullptr && waker != &rq) {
+      QueueRemoteWakeUp(p, rq);
+    } else {
+      Enqueue(p, rq, waker);
+    }
+    return;
+  }
   Cpu& rq = self().SelectTaskRq(p, waker);
   if (p.cpu_ != nullptr && p.cpu_ != &rq) ++p.migrations_;
   p.cpu_ = &rq;

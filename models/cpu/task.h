@@ -125,6 +125,9 @@ class alignas(64) Task {
   uint64_t nvcsw_ = 0, wakeups_ = 0, migrations_ = 0;
 
   uint64_t nivcsw_ = 0;  // preemptions: rarer than the rest
+  // TTWU_QUEUE: the CPU a waker chose for this task and queues it to once
+  // its share of the wake-up is paid (Scheduler::set_ttwu_queue).
+  Cpu* queue_to_ = nullptr;
   sim::Time left_;
   // Wakers spinning until this task's switch out has ended (their
   // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).

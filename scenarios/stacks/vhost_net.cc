@@ -33,6 +33,7 @@ struct Built {
   models::VirtioNetGuestCosts guest;
   sim::Time eventfd_signal;
   models::Param<sim::Time> ttwu_queue_ipi;  // set: TTWU_QUEUE on
+  models::Param<sim::Time> ttwu_queue_waker;
   bool ttwu_queue = false;
   models::LockHandoffCosts handoff;
   int ring = 256;
@@ -66,7 +67,7 @@ class Rig final : public BuiltRun {
     // Linux 3.0's try_to_wake_up() spins while the task is still on its CPU.
     m_->sched().set_ttwu_spins_on_cpu(true);
     // And, with stack.vhost_net.ttwu_queue_ipi, queues remote wake-ups.
-    if (b.ttwu_queue) m_->sched().set_ttwu_queue(true, b.ttwu_queue_ipi.value);
+    if (b.ttwu_queue) m_->sched().set_ttwu_queue(true, b.ttwu_queue_waker.value, b.ttwu_queue_ipi.value);
     // A 3.0 ticket spin_lock's xadd needs the lock word in this CPU's cache:
     // a free lock last held on another CPU costs the word's move from there.
     for (models::Spinlock* l : {&dev_.work_lock(), &dev_.pi_lock(), &kick_tx_.lock(), &kick_rx_.lock(),
@@ -293,7 +294,8 @@ absl::StatusOr<std::unique_ptr<BuiltRun>> Build(sim::Simulator& sim, const Param
   b.params.ttwu_pi_lock = v.Bool("ttwu_pi_lock");
   b.ttwu_queue = v.HasCost("ttwu_queue_ipi");
   if (b.ttwu_queue) {
-    if (absl::Status st = v.OptionalCost("ttwu_queue_ipi", &b.ttwu_queue_ipi); !st.ok()) return st;
+    const CostSlot queue[] = {{"ttwu_queue_ipi", &b.ttwu_queue_ipi}, {"ttwu_queue_waker", &b.ttwu_queue_waker}};
+    if (absl::Status st = RequiredCosts(v, queue); !st.ok()) return st;
   }
   b.ring = static_cast<int>(ring_size);
   b.event_idx = v.Bool("event_idx");

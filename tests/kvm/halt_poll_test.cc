@@ -102,6 +102,18 @@ TEST(HaltPoll, OffEveryKickWakesTheThread) {
   EXPECT_EQ(stats.halt_slept, 2u);
 }
 
+// Two interrupts at once: the first ends the halt (the thread slept: 4us,
+// then the 1us exit); the second was pending when the first's handler
+// ended, so the vCPU never halted again: the exit alone, no halt counted.
+TEST(HaltPoll, AnInterruptPendingWhenTheLastHandlerEndsIsNoHalt) {
+  KvmStats stats;
+  const std::vector<Kick> k = KicksAt(Costs(Time::Zero(), Time::Micros(4)), {Time::Micros(5), Time::Micros(5)}, &stats);
+  EXPECT_EQ(k[0].ended, Time::Micros(10));
+  EXPECT_EQ(k[1].ended, Time::Micros(11));
+  EXPECT_EQ(stats.halt_slept, 1u);
+  EXPECT_EQ(stats.halt_polled, 0u);
+}
+
 // Without vcpu_wake halts are not modeled: the kick costs irq_kick_exit.
 TEST(HaltPoll, WithoutAWakeCostAKickIsTheExitAlone) {
   KvmStats stats;
