@@ -26,20 +26,8 @@ void SchedCore<Class>::EndWakeUp(Task& p, Cpu& waker) {
 
 template <class Class>
 void SchedCore<Class>::Activate(Task& p, Cpu* waker) {
-  if (p.queue_to_ != nullptr) [[unlikely]] {
-    // Chosen by the waker (BeginQueuedWakeUp): onto that CPU's wake list,
-    // or enqueued at once when it is the waker's.
-    Cpu& rq = *std::exchange(p.queue_to_, nullptr);
-    if (p.cpu_ != nullptr && p.cpu_ != &rq) ++p.migrations_;
-    p.cpu_ = &rq;
-    if (waker != nullptr && waker != &rq) {
-      QueueRemoteWakeUp(p, rq);
-    } else {
-      Enqueue(p, rq, waker);
-    }
-    return;
-  }
-  Cpu& rq = self().SelectTaskRq(p, waker);
+  // Chosen by the waker already under TTWU_QUEUE (BeginQueuedWakeUp).
+  Cpu& rq = p.queue_to_ != nullptr ? *std::exchange(p.queue_to_, nullptr) : self().SelectTaskRq(p, waker);
   if (p.cpu_ != nullptr && p.cpu_ != &rq) ++p.migrations_;
   p.cpu_ = &rq;
   if (ttwu_queue_ && waker != nullptr && waker != &rq) [[unlikely]] {
