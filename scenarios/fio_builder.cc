@@ -192,10 +192,13 @@ StackExtras::CpuShares CpuSharesOf(const models::Cpu& c, bool vcpu) {
              pct(CpuTime::kIdle), pct(CpuTime::kSpin),   pct(CpuTime::kPoll)};
   if (vcpu) {
     row.pct.push_back(pct(CpuTime::kExit));
-    // The guest's share: neither idle nor in an exit.
-    row.pct.push_back(
-        sim::PercentOf(window - in[static_cast<size_t>(CpuTime::kIdle)] - in[static_cast<size_t>(CpuTime::kExit)],
-                       window));
+    // The guest's share: neither idle, nor in an exit, nor stolen (the
+    // time a host thread's preemption stood the vCPU still is not shown
+    // apart yet: it is zero while every vCPU thread has a host CPU of its own).
+    row.pct.push_back(sim::PercentOf(window - in[static_cast<size_t>(CpuTime::kIdle)] -
+                                         in[static_cast<size_t>(CpuTime::kExit)] -
+                                         in[static_cast<size_t>(CpuTime::kSteal)],
+                                     window));
   }
   row.irq_off_pct = sim::PercentOf(std::min(c.IrqOffTime(), window), window);
   return row;

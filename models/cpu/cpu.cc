@@ -18,6 +18,7 @@ const char* CpuTimeName(CpuTime t) {
     case CpuTime::kExit: return "exit";
     case CpuTime::kSpin: return "spin";
     case CpuTime::kPoll: return "poll";
+    case CpuTime::kSteal: return "steal";
     case CpuTime::kCount: break;
   }
   return "?";
@@ -93,6 +94,14 @@ void Cpu::BeginWork(std::coroutine_handle<> h, sim::Time cost, CpuTime mode) {
   task_mode_ = mode;
   t->frozen_ = false;
   t->due_ = due;
+  if (stolen_) [[unlikely]] {
+    // Begun by code the CPU does not run (an exit's host side): it waits
+    // for the vCPU.
+    t->left_ = cost;
+    t->frozen_ = true;
+    Account();
+    return;
+  }
   Account();
   sim_->ScheduleAt(t->due_, task_timer_.handle());
   if (need_resched_) MaybeReschedule();
@@ -153,8 +162,8 @@ void Cpu::OnTaskEvent() {
   if (t == nullptr || switching_) return;
   if (t->wait_ != Task::Wait::kWork && t->wait_ != Task::Wait::kAt) return;
   if (t->frozen_ || t->due_ != sim_->Now()) return;  // a stale event
-  if (in_irq_) {
-    t->deferred_ = true;  // a hand-off while a handler runs: after it
+  if (in_irq_ || stolen_) {
+    t->deferred_ = true;  // a hand-off while a handler runs (or the vCPU stands still): after it
     return;
   }
   if (t->wait_ == Task::Wait::kAt && task_mode_ != CpuTime::kUser) task_mode_ = CpuTime::kSystem;
@@ -166,7 +175,7 @@ void Cpu::OnTaskEvent() {
 void Task::OnSpinWake() {
   Cpu* c = cpu_;
   if (wait_ != Wait::kSignal) return;
-  if (c->curr_ != this || c->in_irq_ || c->switching_) {
+  if (c->curr_ != this || c->in_irq_ || c->switching_ || c->stolen_) {
     deferred_ = true;  // resumed when the handler returns or the task is back
     return;
   }
@@ -187,7 +196,7 @@ void Cpu::FreezeCurrent() {
 
 void Cpu::ThawCurrent() {
   Task* t = curr_;
-  if (t == nullptr) return;
+  if (t == nullptr || stolen_) return;
   const sim::Time now = sim_->Now();
   switch (t->wait_) {
     case Task::Wait::kNone:
@@ -229,6 +238,45 @@ void Cpu::EndExit() {
   --exit_depth_;
   Account();
   if (CanTakeIrq()) KickIrq();
+}
+
+// ---- Steal ----
+
+void Cpu::BeginSteal() {
+  if (steal_depth_++ > 0) return;
+  if (direct_) EndDirect();  // the wait in flight must be one the CPU can freeze
+  if (in_irq_) return;       // from the handler's return (IrqExit)
+  StartSteal();
+}
+
+void Cpu::StartSteal() {
+  stolen_ = true;
+  FreezeCurrent();
+  if (switching_) {
+    // The switch under way resumes where it stopped; its event, when it
+    // comes, is stale.
+    switch_left_ = switch_due_ - sim_->Now();
+    switch_frozen_ = true;
+    ++stale_switch_events_;
+  }
+  Account();
+}
+
+void Cpu::EndSteal() {
+  if (--steal_depth_ > 0) return;
+  if (!stolen_) return;  // it began under a handler that is still running
+  stolen_ = false;
+  Account();
+  if (switch_frozen_) {
+    switch_frozen_ = false;
+    switch_due_ = sim_->Now() + switch_left_;
+    sim_->ScheduleAt(switch_due_, switch_done_.handle());
+    return;
+  }
+  // A pending interrupt first (the task's thaw is an event after it).
+  if (CanTakeIrq()) KickIrq();
+  ThawCurrent();
+  if (need_resched_) MaybeReschedule();
 }
 
 // ---- Interrupts ----
@@ -277,6 +325,11 @@ void Cpu::OnIrqKick() {
   ++irqs_taken_;
   FreezeCurrent();
   Account();
+  // A host interrupt on the CPU of a vCPU's thread: the vCPU stands still.
+  if (curr_ != nullptr && curr_->vcpu_ != nullptr && !curr_->stealing_) [[unlikely]] {
+    curr_->stealing_ = true;
+    curr_->vcpu_->BeginSteal();
+  }
   sim_->Spawn(IrqEntry(std::move(handler)));
 }
 
@@ -290,13 +343,26 @@ void Cpu::IrqExit() {
   irq_halted_since_ = sim::Time::Max();
   if (curr_ == nullptr && !switching_) idle_since_ = sim_->Now();  // back to the idle loop
   if (--irq_off_depth_ == 0) irq_off_.Set(0, sim_->Now());
+  if (steal_depth_ > 0) [[unlikely]] {
+    // A steal that began under the handler: the vCPU stands still now,
+    // the task's work still frozen.
+    StartSteal();
+    return;
+  }
   Account();
   if (CanTakeIrq()) {
     // The next pending interrupt is taken before the task goes on.
     KickIrq();
   }
+  Task* t = curr_;
   ThawCurrent();
   if (need_resched_) MaybeReschedule();
+  // A vCPU's thread still on this CPU: its vCPU runs again (switched out
+  // by the reschedule instead, it stands still until the thread is back).
+  if (t != nullptr && t->stealing_ && curr_ == t && !switching_) [[unlikely]] {
+    t->stealing_ = false;
+    t->vcpu_->EndSteal();
+  }
 }
 
 // ---- Scheduling ----
@@ -307,7 +373,7 @@ void Cpu::SetNeedResched() {
 }
 
 void Cpu::MaybeReschedule() {
-  if (!need_resched_ || switching_ || in_irq_ || sched_ == nullptr) return;
+  if (!need_resched_ || switching_ || in_irq_ || stolen_ || sched_ == nullptr) return;
   if (curr_ != nullptr && (!preemptible() || curr_->wait_ == Task::Wait::kNone)) {
     // Not now: at preempt_enable, irq restore or irq exit, or once the
     // task's running code reaches its next wait on this CPU.
@@ -325,20 +391,35 @@ void Cpu::OnReschedKick() { SetNeedResched(); }
 
 void Cpu::SwitchTo(Task* next, bool free) {
   switching_ = true;
-  if (curr_ != nullptr) curr_->mode_ = task_mode_;  // saved with the task
+  if (curr_ != nullptr) {
+    curr_->mode_ = task_mode_;  // saved with the task
+    Task& prev = *curr_;
+    if (prev.vcpu_ != nullptr && !prev.stealing_ && prev.state_ == Task::State::kRunning) [[unlikely]] {
+      // A vCPU's thread preempted: its vCPU stands still until it is back.
+      prev.stealing_ = true;
+      prev.vcpu_->BeginSteal();
+    }
+  }
   switch_from_ = curr_;
   switch_to_ = next;
   curr_ = nullptr;
   slice_end_ = sim::Time::Max();
   Account();
   if (free) {
+    switch_due_ = sim_->Now();
     sim_->Wake(switch_done_.handle());
   } else {
-    sim_->ScheduleAt(sim_->Now() + sched_costs_.context_switch, switch_done_.handle());
+    switch_due_ = sim_->Now() + sched_costs_.context_switch;
+    sim_->ScheduleAt(switch_due_, switch_done_.handle());
   }
 }
 
 std::coroutine_handle<> Cpu::OnSwitchDone() {
+  if (stale_switch_events_ > 0) [[unlikely]] {
+    // The event of a switch the vCPU's steal froze (the first to come).
+    --stale_switch_events_;
+    return {};
+  }
   switching_ = false;
   ++switches_;
   Task* prev = std::exchange(switch_from_, nullptr);
@@ -353,6 +434,11 @@ std::coroutine_handle<> Cpu::OnSwitchDone() {
     idle_since_ = sim_->Now();
   }
   Account();
+  if (next != nullptr && next->stealing_) [[unlikely]] {
+    // A vCPU's thread back on a CPU: its vCPU runs again.
+    next->stealing_ = false;
+    next->vcpu_->EndSteal();
+  }
   sched_->FinishSwitch(*this, prev, next);  // next's slice, then prev's end
   // A pending interrupt first (both are wakeups, run in order), then the
   // task switched in.

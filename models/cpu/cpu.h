@@ -31,9 +31,24 @@
 // the guest: to the guest an exit is one long instruction, so no interrupt is
 // taken during it and whatever the guest holds stays held.
 //
+// Steal (vCPUs). A vCPU runs only while its host thread runs on a host
+// CPU. `BeginSteal/EndSteal` bracket a time the thread does not: it was
+// preempted on its host CPU (runnable, waiting: what KVM reports to the
+// guest as steal time, the thread's sched_info.run_delay), or that CPU
+// runs a host interrupt. The guest stands still: the task's work in
+// progress is frozen as for an interrupt, no interrupt is taken, no
+// context switch starts and one under way waits, a lock handed to a
+// spinning task is taken only once the vCPU runs again. A steal that
+// begins while a guest interrupt handler runs starts when the handler
+// returns (handlers here charge their time as single events, a few
+// microseconds: their end is not moved). Work that does not go through
+// the CPU (an exit's host side, charged by KVM and QEMU on the host) is
+// the host's to stretch. A host task is the thread of a vCPU through
+// Task::set_vcpu: its host CPU then begins and ends the vCPU's steals.
+//
 // Accounting. The time of the CPU is split as the kernel accounts it: user,
-// system, irq, softirq, idle, and, for a vCPU, exit (the guest's share is
-// everything but idle and exit). Spinning on a lock and busy polling are
+// system, irq, softirq, idle, and, for a vCPU, exit and steal (the guest's
+// share is everything but idle, exit and steal). Spinning on a lock and busy polling are
 // system (or irq) time to the kernel; they are kept apart here so that a
 // report can show them.
 //
@@ -78,6 +93,7 @@ enum class CpuTime : uint8_t {
   kExit,     // a vCPU outside the guest: a VM exit and its handler
   kSpin,     // spinning for a spinlock (system or irq time to the kernel)
   kPoll,     // a task busy-polling for a completion (system time)
+  kSteal,    // a vCPU whose host thread is off its host CPU (BeginSteal)
   kCount,
 };
 inline constexpr int kCpuTimes = static_cast<int>(CpuTime::kCount);
@@ -280,6 +296,14 @@ class alignas(64) Cpu {
   void BeginExit();
   void EndExit();
 
+  // ---- Steal (see the file comment) ----
+  // They nest; the vCPU stands still from the first BeginSteal (or, if a
+  // handler runs then, from its return) to the last EndSteal.
+  void BeginSteal();
+  void EndSteal();
+  // Whether the vCPU stands still now.
+  bool stolen() const { return stolen_; }
+
   // ---- Interrupts ----
   // Makes `handler` a pending hard interrupt on this CPU (see the file
   // comment). The CPU owns it from here on.
@@ -339,7 +363,7 @@ class alignas(64) Cpu {
   void ThawCurrent();
   bool CanTakeIrq() const {
     // The pending handlers first: nearly always none.
-    return irqs_pending_ != 0 && !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_;
+    return irqs_pending_ != 0 && !in_irq_ && irq_off_depth_ == 0 && exit_depth_ == 0 && !switching_ && !stolen_;
   }
   void EndDirect();
   void KickIrq();
@@ -356,6 +380,7 @@ class alignas(64) Cpu {
 
   // The time the CPU is in now.
   CpuTime Mode() const {
+    if (stolen_) [[unlikely]] return CpuTime::kSteal;
     if (exit_depth_ > 0) return CpuTime::kExit;
     if (in_irq_) return irq_mode_;
     if (switching_) return CpuTime::kSystem;
@@ -424,6 +449,16 @@ class alignas(64) Cpu {
   uint64_t irqs_taken_ = 0;
   sim::Time idle_since_;  // when the CPU last went idle (valid while idle())
   sim::Time irq_halted_since_ = sim::Time::Max();
+  // Steal: nesting depth; whether the vCPU stands still (set once no
+  // handler runs); a context switch under way when it began, frozen with
+  // what it had left, and the stale events of such switches still to come.
+  int steal_depth_ = 0;
+  bool stolen_ = false;
+  bool switch_frozen_ = false;
+  int stale_switch_events_ = 0;
+  sim::Time switch_due_;
+  sim::Time switch_left_;
+  void StartSteal();
 
   Callback spin_wake_;
   Callback irq_kick_;

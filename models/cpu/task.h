@@ -72,6 +72,12 @@ class alignas(64) Task {
   };
   ScheduleAwaiter Schedule() { return ScheduleAwaiter{this}; }
 
+  // Makes this task the host thread of `vcpu` (the vCPU thread's
+  // ioctl(KVM_RUN)): while the task is preempted, or its CPU runs an
+  // interrupt, `vcpu` stands still (Cpu::BeginSteal). Null: none.
+  void set_vcpu(Cpu* vcpu) { vcpu_ = vcpu; }
+  Cpu* vcpu() const { return vcpu_; }
+
   // Counters since the last ResetStats (as /proc/PID/sched).
   uint64_t nvcsw() const { return nvcsw_; }    // voluntary switches (slept)
   uint64_t nivcsw() const { return nivcsw_; }  // involuntary (preempted)
@@ -129,6 +135,8 @@ class alignas(64) Task {
   // its share of the wake-up is paid (Scheduler::set_ttwu_queue).
   Cpu* queue_to_ = nullptr;
   sim::Time left_;
+  Cpu* vcpu_ = nullptr;     // set_vcpu
+  bool stealing_ = false;  // vcpu_ stands still because of this task's host CPU
   // Wakers spinning until this task's switch out has ended (their
   // resumptions through their CPUs; Scheduler::set_ttwu_spins_on_cpu).
   std::vector<std::coroutine_handle<>> on_cpu_waiters_;

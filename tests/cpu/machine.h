@@ -13,6 +13,7 @@
 #include "models/cpu/task.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
+#include "sim/time.h"
 
 namespace models {
 namespace testbed {
@@ -49,6 +50,19 @@ sim::Task SleepUntil(Task& t, Cond done) {
     co_await t.Schedule();
   }
   t.SetState(Task::State::kRunning);
+}
+
+// A hard interrupt handler that runs `cost` on its CPU and records when it
+// ended.
+inline sim::Task IrqWork(Cpu& cpu, sim::Time cost, sim::Time* done) {
+  co_await cpu.Run(cost);
+  *done = cpu.sim().Now();
+}
+
+// Raises IrqWork(cpu, cost, done) on `cpu` at `at`.
+inline sim::Task RaiseIrqAt(Cpu& cpu, sim::Time at, sim::Time cost, sim::Time* done) {
+  co_await cpu.sim().Delay(at - cpu.sim().Now());
+  cpu.RaiseIrq(IrqWork(cpu, cost, done));
 }
 
 }  // namespace testbed

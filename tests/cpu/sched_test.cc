@@ -16,6 +16,7 @@ namespace {
 
 using sim::Time;
 using testbed::Machine;
+using testbed::RaiseIrqAt;
 using namespace sim::literals;  // NOLINT
 
 sim::Task Work(Task& t, Time cost, Time* done, sim::Simulator& sim) {
@@ -33,22 +34,12 @@ TEST(SchedTest, TaskWorkEndsAfterItsCost) {
   EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kSystem), 10_us);
 }
 
-sim::Task Handler(Cpu& cpu, Time cost, Time* done) {
-  co_await cpu.Run(cost);
-  *done = cpu.sim().Now();
-}
-
-sim::Task RaiseAt(Cpu& cpu, Time at, Time cost, Time* done) {
-  co_await cpu.sim().Delay(at - cpu.sim().Now());
-  cpu.RaiseIrq(Handler(cpu, cost, done));
-}
-
 TEST(SchedTest, InterruptPreemptsTaskWorkWhichResumesWhereItStopped) {
   Machine m(1);
   Task t("t", {0});
   Time task_done = Time::Max(), irq_done = Time::Max();
   m.sched.Start(t, Work(t, 10_us, &task_done, m.sim));
-  m.sim.Spawn(RaiseAt(m.cpu(0), 3_us, 2_us, &irq_done));
+  m.sim.Spawn(RaiseIrqAt(m.cpu(0), 3_us, 2_us, &irq_done));
   m.sim.RunUntil(1_ms);
   EXPECT_EQ(irq_done, 5_us);
   EXPECT_EQ(task_done, 12_us);
@@ -70,7 +61,7 @@ TEST(SchedTest, InterruptWaitsWhileInterruptsAreOffAndIsTakenAtRestore) {
   Task t("t", {0});
   Time task_done = Time::Max(), irq_done = Time::Max();
   m.sched.Start(t, IrqsOffWork(t, 10_us, &task_done, m.sim));
-  m.sim.Spawn(RaiseAt(m.cpu(0), 3_us, 2_us, &irq_done));
+  m.sim.Spawn(RaiseIrqAt(m.cpu(0), 3_us, 2_us, &irq_done));
   m.sim.RunUntil(1_ms);
   EXPECT_EQ(irq_done, 12_us);   // taken at the restore (10us), runs 2us
   EXPECT_EQ(task_done, 13_us);  // then the task's last 1us
@@ -80,7 +71,7 @@ TEST(SchedTest, InterruptWaitsWhileInterruptsAreOffAndIsTakenAtRestore) {
 TEST(SchedTest, InterruptOnAnIdleCpuRunsAtOnce) {
   Machine m(1);
   Time irq_done = Time::Max();
-  m.sim.Spawn(RaiseAt(m.cpu(0), 3_us, 2_us, &irq_done));
+  m.sim.Spawn(RaiseIrqAt(m.cpu(0), 3_us, 2_us, &irq_done));
   m.sim.RunUntil(1_ms);
   EXPECT_EQ(irq_done, 5_us);
   EXPECT_EQ(m.cpu(0).TimeIn(CpuTime::kIdle), 1_ms - 2_us);
@@ -298,7 +289,7 @@ TEST(SchedTest, NoInterruptIsTakenInsideAVmExitAndOneIsTakenRightAfter) {
   Task t("t", {0});
   Time after = Time::Max(), irq_done = Time::Max();
   m.sched.Start(t, ExitWithPending(m.cpu(0), &after));
-  m.sim.Spawn(RaiseAt(m.cpu(0), 2_us, 2_us, &irq_done));
+  m.sim.Spawn(RaiseIrqAt(m.cpu(0), 2_us, 2_us, &irq_done));
   m.sim.RunUntil(1_ms);
   EXPECT_EQ(irq_done, 7_us);
   EXPECT_EQ(after, 8_us);

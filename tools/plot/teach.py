@@ -25,6 +25,7 @@ STATE_COLOURS = [
     ("spin", "#f28e2b", "spinning on a lock"),
     ("poll", "#edc948", "polling"),
     ("exit", "#59a14f", "VM exit (host handles it)"),
+    ("steal", "#9c755f", "stolen (its host thread off the CPU)"),
 ]
 EXTRA_STATE_COLOURS = ["#bab0ac", "#d4a6c8", "#86bcb6", "#fabfd2"]
 LOCK_COLOURS = ["#6a3d9a", "#8c564b", "#1f77b4", "#b8860b", "#17becf", "#7f7f7f"]
