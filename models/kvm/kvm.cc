@@ -22,13 +22,61 @@ const char* ExitKindName(ExitKind k) {
 sim::Task Kvm::MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time round_trip) {
   ++stats_.exits[static_cast<int>(kind)];
   vcpu.BeginExit();
-  const sim::Time half = round_trip / 2;
-  co_await SwitchHalf(half, /*out=*/true);
-  co_await handler;
-  co_await SwitchHalf(round_trip - half, /*out=*/false);
+  co_await OnThread(vcpu, MmioHostSide(vcpu, std::move(handler), round_trip));
   vcpu.EndExit();
   // Back in the guest: an interrupt injected meanwhile is taken first.
   co_await vcpu.TakePending();
+}
+
+sim::Task Kvm::MmioHostSide(Cpu& vcpu, sim::Task handler, sim::Time round_trip) {
+  const sim::Time half = round_trip / 2;
+  co_await SwitchHalfOn(vcpu, half, /*out=*/true);
+  co_await handler;
+  co_await SwitchHalfOn(vcpu, round_trip - half, /*out=*/false);
+}
+
+sim::Task Kvm::SwitchHalfOn(const Cpu& vcpu, sim::Time half, bool out) {
+  Task* t = thread_of(vcpu);
+  if (t == nullptr) {
+    co_await SwitchHalf(half, out);
+    co_return;
+  }
+  Cpu& host = *t->cpu();
+  host.LocalIrqSave();
+  co_await SwitchHalf(half, out);
+  host.LocalIrqRestore();
+}
+
+void Kvm::AttachThread(Cpu& vcpu, Task& thread) {
+  const size_t id = static_cast<size_t>(vcpu.id());
+  if (threads_.size() <= id) threads_.resize(id + 1);
+  VIOSIM_CHECK(threads_[id] == nullptr, "one thread per vCPU");
+  threads_[id] = std::make_unique<Thread>(*sim_, thread);
+  thread.set_vcpu(&vcpu);  // its preemptions stand the vCPU still
+}
+
+sim::Task Kvm::RunLoop(const Cpu& vcpu) {
+  Thread& t = *threads_[static_cast<size_t>(vcpu.id())];
+  for (;;) {
+    // In the guest: busy on the host CPU, preemptible.
+    while (!t.work.valid()) co_await t.task->cpu()->SpinUntil(t.enter.Wait(), CpuTime::kUser);
+    sim::Task work = std::move(t.work);
+    co_await work;
+    t.done.NotifyOne();
+  }
+}
+
+sim::Task Kvm::OnThread(const Cpu& vcpu, sim::Task work) {
+  const size_t id = static_cast<size_t>(vcpu.id());
+  if (id >= threads_.size() || threads_[id] == nullptr) {
+    co_await work;
+    co_return;
+  }
+  Thread& t = *threads_[id];
+  VIOSIM_CHECK(!t.work.valid(), "a vCPU makes one exit at a time");
+  t.work = std::move(work);
+  t.enter.NotifyOne();
+  co_await t.done.Wait();
 }
 
 sim::Time Kvm::halt_poll_window(int id) const {
@@ -66,6 +114,15 @@ sim::Task Kvm::IrqKick(Cpu& vcpu) {
   const sim::Time since = vcpu.halted_since();
   const sim::Time wake = halts_modeled() && since != sim::Time::Max() ? EndHalt(vcpu, since) : sim::Time::Zero();
   vcpu.BeginExit();
+  co_await OnThread(vcpu, KickHostSide(vcpu, wake));
+  vcpu.EndExit();
+}
+
+sim::Task Kvm::KickHostSide(const Cpu& vcpu, sim::Time wake) {
+  // A world switch out and back in: with a thread, the host's interrupts
+  // off on its CPU throughout.
+  Task* t = thread_of(vcpu);
+  if (t != nullptr) t->cpu()->LocalIrqSave();
   if (costs_.vgic_dist_hold.value == sim::Time::Zero()) {
     co_await sim_->Delay(wake + costs_.irq_kick_exit.value);
   } else {
@@ -74,7 +131,7 @@ sim::Task Kvm::IrqKick(Cpu& vcpu) {
     co_await SwitchHalf(half, /*out=*/true);
     co_await SwitchHalf(costs_.irq_kick_exit.value - half, /*out=*/false);
   }
-  vcpu.EndExit();
+  if (t != nullptr) t->cpu()->LocalIrqRestore();
 }
 
 sim::Task Kvm::SwitchHalf(sim::Time half, bool out) {

@@ -31,6 +31,18 @@
 // trap is an exit and an entry, two more acquisitions of the lock, and
 // gains nothing while every vCPU runs on its own host CPU (SpinTraps).
 //
+// The vCPU's thread (QEMU's, looping on ioctl(KVM_RUN)). With a host task
+// attached as a vCPU's thread (AttachThread), that task runs RunLoop: in
+// the guest it is busy on its host CPU (user time: the host's guest time)
+// and preemptible there, its preemption standing the vCPU still (steal,
+// models/cpu/cpu.h); an exit hands it the exit's host side, which it runs
+// in its own context: the world switch's halves (with the host's
+// interrupts off, as the run loop has them: not preemptible) and the
+// handler (QEMU's emulation, whose work the device charges on the thread's
+// CPU: preemptible, so a preempted exit lasts longer). Without a thread the
+// host side is timed on no host CPU. Not on the thread yet: trapped WFEs
+// (WhileSpinning).
+//
 // Halt polling (virt/kvm/kvm_main.c kvm_vcpu_block, Linux 4.0-5.x; x86
 // from 4.18 on here). A guest's idle loop halts its vCPU (HLT exits), and
 // KVM first polls for a wake-up for the vCPU's own window
@@ -52,12 +64,14 @@
 
 #include <coroutine>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/param.h"
 #include "models/cpu/spin_traps.h"
+#include "models/cpu/task.h"
 #include "models/sync/lock_stat.h"
 #include "sim/simulator.h"
 #include "sim/task.h"
@@ -168,6 +182,17 @@ class Kvm final : public SpinTraps {
   // `mine` (the spinner took the lock). REQUIRES: spinners_trap().
   sim::Task WhileSpinning(const uint64_t* generation, uint64_t mine) override;
 
+  // Makes `thread` vCPU `vcpu`'s thread (see the file comment); it is to
+  // run RunLoop(vcpu). REQUIRES: before the run starts.
+  void AttachThread(Cpu& vcpu, Task& thread);
+  // The thread's body: in the guest until an exit hands it host work.
+  sim::Task RunLoop(const Cpu& vcpu);
+  // vCPU `vcpu`'s thread, or null.
+  Task* thread_of(const Cpu& vcpu) const {
+    const size_t id = static_cast<size_t>(vcpu.id());
+    return id < threads_.size() && threads_[id] != nullptr ? threads_[id]->task : nullptr;
+  }
+
   // The distributor lock's lock_stat row (no bounces counted).
   const LockStat& dist_stat() const { return dist_stat_; }
 
@@ -178,6 +203,14 @@ class Kvm final : public SpinTraps {
 
  private:
   sim::Task MmioExit(Cpu& vcpu, ExitKind kind, sim::Task handler, sim::Time round_trip);
+  sim::Task MmioHostSide(Cpu& vcpu, sim::Task handler, sim::Time round_trip);
+  sim::Task KickHostSide(const Cpu& vcpu, sim::Time wake);
+  // `work`, the host side of an exit of `vcpu`, run by its thread when it
+  // has one (and awaited until done), else at once in the caller's.
+  sim::Task OnThread(const Cpu& vcpu, sim::Task work);
+  // A world switch's half on the thread, if any: the host's interrupts
+  // off around it.
+  sim::Task SwitchHalfOn(const Cpu& vcpu, sim::Time half, bool out);
   // Half of a world switch of `half`: out (the sync at its end) or in (the
   // flush at its start), the hold inside it.
   sim::Task SwitchHalf(sim::Time half, bool out);
@@ -193,6 +226,16 @@ class Kvm final : public SpinTraps {
   sim::Time dist_free_at_;  // when the distributor lock's last holder lets go
   LockStat dist_stat_;
   std::vector<sim::Time> halt_window_;  // per vCPU id
+  // Per vCPU id: its thread, the host work handed to it, and the two
+  // hand-offs (to the thread, back to the guest).
+  struct Thread {
+    explicit Thread(sim::Simulator& sim, Task& t) : task(&t), enter(sim), done(sim) {}
+    Task* task;
+    sim::Task work;
+    sim::Signal enter;
+    sim::Signal done;
+  };
+  std::vector<std::unique_ptr<Thread>> threads_;
 };
 
 }  // namespace models

@@ -36,7 +36,7 @@ struct Forever {
 
 }  // namespace
 
-void VirtioBlkDevice::Start() {
+void VirtioBlkDevice::Start(VcpuThreadBody vcpu_thread) {
   VIOSIM_CHECK(bus_ != nullptr, "the device is on a transport before QEMU's threads start");
   const bool pool = aio_ == QemuAio::kThreads;
   VIOSIM_CHECK(vcpus_ >= 1 && static_cast<int>(host_cpus_.size()) == vcpus_ + 1 + (pool ? 1 : 0),
@@ -45,7 +45,8 @@ void VirtioBlkDevice::Start() {
     const std::string name = k < vcpus_ ? absl::StrCat("qemu/vcpu", k) : std::string("qemu/main");
     threads_.push_back(std::make_unique<Task>(name, std::vector<int>{host_cpus_[static_cast<size_t>(k)]->id()}));
     host_cpus_[static_cast<size_t>(k)]->set_trace_label(name);
-    host_->Start(*threads_.back(), k < vcpus_ ? VcpuThread() : MainLoop());
+    Task& t = *threads_.back();
+    host_->Start(t, k == vcpus_ ? MainLoop() : vcpu_thread ? vcpu_thread(k, t) : VcpuThread());
   }
   if (!pool) return;
   Cpu& cpu = *host_cpus_[static_cast<size_t>(vcpus_ + 1)];
@@ -59,16 +60,17 @@ void VirtioBlkDevice::Start() {
 
 sim::Task VirtioBlkDevice::VcpuThread() { co_await Forever{}; }
 
-sim::Task VirtioBlkDevice::LockForExit(Cpu& thread_cpu) {
-  co_await bql_.Lock(thread_cpu);
-  co_await sim_->Delay(costs_.exit_userspace.value);
+// kvm_cpu_exec after KVM_RUN returns: the BQL, then its own path (on the
+// thread's CPU, read again after a sleep for the lock).
+sim::Task VirtioBlkDevice::LockForExit(int vcpu) {
+  co_await bql_.Lock(ThreadCpu(vcpu));
+  co_await ThreadCpu(vcpu).Run(costs_.exit_userspace.value);
 }
 
 sim::Task VirtioBlkDevice::QueueNotify(int vcpu) {
-  Cpu& cpu = ThreadCpu(vcpu);
-  co_await LockForExit(cpu);
-  co_await HandleOutput(cpu);
-  co_await bql_.Unlock(cpu);
+  co_await LockForExit(vcpu);
+  co_await HandleOutput(ThreadCpu(vcpu));
+  co_await bql_.Unlock(ThreadCpu(vcpu));
 }
 
 sim::Task VirtioBlkDevice::SignalIoeventfd() {
@@ -79,11 +81,11 @@ sim::Task VirtioBlkDevice::SignalIoeventfd() {
 
 sim::Task VirtioBlkDevice::HandleOutput(Cpu& cpu) {
   ++stats_.notifies;
-  co_await sim_->Delay(costs_.notify_dispatch.value);
+  co_await cpu.Run(costs_.notify_dispatch.value);
   // virtio_blk_handle_output(): pop until the ring is empty.
   while (std::optional<VirtQueueElement> e = vq_->Pop()) {
     ++stats_.pops;
-    co_await sim_->Delay(costs_.pop_submit.value);
+    co_await cpu.Run(costs_.pop_submit.value);
     ++in_flight_;
     if (aio_ == QemuAio::kThreads) {
       co_await PoolSubmit(cpu, *e);
@@ -103,7 +105,7 @@ sim::Task VirtioBlkDevice::PoolSubmit(Cpu& cpu, VirtQueueElement e) {
   Task* w = sem_sleepers_.front();
   sem_sleepers_.pop_front();
   ++stats_.pool_wakes;
-  co_await sim_->Delay(host_costs_.syscall);
+  co_await cpu.Run(host_costs_.syscall);
   co_await host_->TryToWakeUp(*w, cpu);
 }
 
@@ -155,7 +157,7 @@ sim::Task VirtioBlkDevice::MainLoop() {
   for (;;) {
     while (done_.empty() && !notify_pending_) co_await done_signal_.Wait();
     ++stats_.main_wakeups;
-    co_await sim_->Delay(costs_.main_wakeup.value);
+    co_await main.Run(costs_.main_wakeup.value);
     co_await bql_.Lock(main);
     // Passes with the BQL kept while a bottom half is scheduled (a
     // zero-timeout poll), or a handler or a completion is ready.
@@ -168,7 +170,7 @@ sim::Task VirtioBlkDevice::MainLoop() {
 
 sim::Task VirtioBlkDevice::Pass(Cpu& main) {
   ++stats_.main_passes;
-  if (costs_.main_loop_pass.value > sim::Time::Zero()) co_await sim_->Delay(costs_.main_loop_pass.value);
+  co_await main.Run(costs_.main_loop_pass.value);
   // aio_bh_poll: the bdrv_co_em_bh halves scheduled by an earlier pass
   // (new bottom halves go to the head of the list, behind the walk), each
   // virtio_blk_rw_complete -> virtio_blk_req_complete.
@@ -177,7 +179,7 @@ sim::Task VirtioBlkDevice::Pass(Cpu& main) {
   for (const VirtQueueElement& e : due) {
     --in_flight_;
     ++stats_.completions;
-    co_await sim_->Delay(costs_.complete.value);
+    co_await main.Run(costs_.complete.value);
     vq_->Push(e, 4096 + 1);  // data and the status byte
     if (vq_->ShouldNotify()) co_await bus_->NotifyIrq();  // virtio_notify
   }
@@ -187,7 +189,7 @@ sim::Task VirtioBlkDevice::Pass(Cpu& main) {
   while (!done_.empty()) {
     const VirtQueueElement e = done_.front();
     done_.pop_front();
-    if (aio_ == QemuAio::kThreads) co_await sim_->Delay(costs_.pool_complete.value);
+    if (aio_ == QemuAio::kThreads) co_await main.Run(costs_.pool_complete.value);
     em_bh_.push_back(e);
   }
   // The ioeventfd's handler: handle_output.

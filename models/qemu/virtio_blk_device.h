@@ -57,15 +57,19 @@
 // BQL, however many requests it completes.
 //
 // QEMU's threads are tasks on host CPUs (models/cpu): one vCPU thread per
-// vCPU, each on its own host CPU (it runs the guest; its host code runs in
-// the guest's exits), the main loop thread on another, and with
+// vCPU, each on its own host CPU (it runs the guest; given Kvm::RunLoop as
+// its body it runs KVM_RUN's loop, each exit's host side in its own
+// context, else its host code runs in the guest's exits), the main loop
+// thread on another, and with
 // aio=threads the pool's workers together on one more (a host CPU for each
 // role; a worker's own CPU work per request is two system calls, its
 // wake-ups and switches, a few us). The BQL is a
 // sleeping mutex of those tasks with glibc's futex semantics
 // (models/sync/mutex.h): a contended thread sleeps, the unlocker pays
 // try_to_wake_up on its host CPU, and the woken thread runs after the host's
-// wake-up latency and a context switch, retrying (arrivals barge).
+// wake-up latency and a context switch, retrying (arrivals barge). Each
+// thread's work is charged on its host CPU (Cpu::Run), so a thread that
+// does not run does not progress.
 //
 // Every userspace exit also costs the vCPU thread's own path between
 // ioctl(KVM_RUN) returning and the next KVM_RUN (exit_userspace:
@@ -82,6 +86,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -159,8 +164,12 @@ class VirtioBlkDevice {
   // The transport the device interrupts through. REQUIRES: set before
   // Start (the transport sets it).
   void set_bus(VirtioBus* bus) { bus_ = bus; }
+  // The body of vCPU thread k, given its task: by default parked for good
+  // (the thread's host code then runs inside the guest's exits, timed on
+  // no host CPU); Kvm::RunLoop for a vCPU thread that runs the guest.
+  using VcpuThreadBody = std::function<sim::Task(int k, Task& thread)>;
   // Starts QEMU's threads.
-  void Start();
+  void Start(VcpuThreadBody vcpu_thread = {});
 
   // virtio_queue_notify, as vCPU thread `vcpu` runs it in a userspace exit
   // for the guest's notify write.
@@ -171,8 +180,11 @@ class VirtioBlkDevice {
   // A userspace exit of vCPU thread `vcpu` into a register access: the BQL
   // taken and kvm_cpu_exec's own path run; and the way back (the BQL
   // dropped before KVM_RUN).
-  sim::Task LockForExit(int vcpu) { return LockForExit(ThreadCpu(vcpu)); }
+  sim::Task LockForExit(int vcpu);
   sim::Task UnlockAfterExit(int vcpu) { return bql_.Unlock(ThreadCpu(vcpu)); }
+  // The host CPU vCPU thread `vcpu` runs on now (its register accesses'
+  // work is charged there). REQUIRES: after Start.
+  Cpu& ThreadCpu(int vcpu) const { return *threads_[static_cast<size_t>(vcpu)]->cpu(); }
   const QemuCosts& costs() const { return costs_; }
 
   // qemu_global_mutex.
@@ -193,10 +205,8 @@ class VirtioBlkDevice {
   sim::Task PreadvDone(Task& worker, Cpu& cpu);         // the host disk's completion
   sim::Task WakeWorker(Task& worker, Cpu& cpu);         // its interrupt handler on the worker's CPU
   sim::Task Pass(Cpu& main);                            // one main-loop pass under the BQL
-  sim::Task LockForExit(Cpu& thread_cpu);  // a userspace exit: take the BQL, then kvm_cpu_exec's own path
   sim::Task MainLoop();
   sim::Task VcpuThread();  // in the guest: its host code runs inside the guest's exits
-  Cpu& ThreadCpu(int vcpu) const { return *host_cpus_[static_cast<size_t>(vcpu)]; }
 
   sim::Simulator* sim_;
   Virtqueue* vq_;

@@ -67,7 +67,7 @@ sim::Task VirtioMmio::Acknowledge(Cpu& vcpu, bool* vring) {
 
 sim::Task VirtioMmio::ReadInterruptStatus(int vcpu, uint32_t* isr) {
   co_await dev_->LockForExit(vcpu);
-  co_await sim_->Delay(dev_->costs().mmio_register.value);
+  co_await dev_->ThreadCpu(vcpu).Run(dev_->costs().mmio_register.value);
   *isr = isr_;
   co_await dev_->UnlockAfterExit(vcpu);
 }
@@ -76,7 +76,7 @@ sim::Task VirtioMmio::ReadInterruptStatus(int vcpu, uint32_t* isr) {
 // is lowered (another KVM_IRQ_LINE ioctl).
 sim::Task VirtioMmio::InterruptAck(int vcpu, uint32_t bits) {
   co_await dev_->LockForExit(vcpu);
-  co_await sim_->Delay(dev_->costs().mmio_register.value);
+  co_await dev_->ThreadCpu(vcpu).Run(dev_->costs().mmio_register.value);
   isr_ &= ~bits;
   if (isr_ == 0 && line_) {
     ++stats_.irq_ioctls;

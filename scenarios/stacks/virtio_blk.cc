@@ -36,7 +36,13 @@ class VirtioBlkStack final : public BuiltStack {
                        : std::make_unique<models::VirtioMmio>(m.sim(), kvm_, dev_)),
         blk_(m.sim(), m.cpus(), vq_, *transport_, gc, params) {
     if (kvm_.spinners_trap()) blk_.set_spin_traps(&kvm_);
-    dev_.Start();
+    // Each vCPU thread runs KVM_RUN's loop: the guest on its host CPU,
+    // each exit's host side in the thread's own context there.
+    dev_.Start([this](int k, models::Task& thread) {
+      models::Cpu& vcpu = *machine_->cpus()[static_cast<size_t>(k)];
+      kvm_.AttachThread(vcpu, thread);
+      return kvm_.RunLoop(vcpu);
+    });
   }
 
   models::BlockStack& block() override { return blk_; }
