@@ -279,11 +279,25 @@ void Cpu::EndSteal() {
   if (need_resched_) MaybeReschedule();
 }
 
+void Cpu::BlockHalted(std::coroutine_handle<> on_work) {
+  if (!idle() || halt_blocked_) __builtin_trap();
+  halt_blocked_ = true;
+  halt_kicked_ = false;
+  halt_work_cb_ = on_work;
+  BeginSteal();
+}
+
+void Cpu::UnblockHalted() {
+  halt_blocked_ = false;
+  EndSteal();
+}
+
 // ---- Interrupts ----
 
 void Cpu::RaiseIrq(sim::Task handler) {
   pending_.push_back(std::move(handler));
   ++irqs_pending_;
+  if (halt_blocked_) [[unlikely]] KickHalted();
   if (direct_) EndDirect();
   if (CanTakeIrq()) KickIrq();
 }
@@ -341,7 +355,10 @@ sim::Task Cpu::IrqEntry(sim::Task handler) {
 void Cpu::IrqExit() {
   in_irq_ = false;
   irq_halted_since_ = sim::Time::Max();
-  if (curr_ == nullptr && !switching_) idle_since_ = sim_->Now();  // back to the idle loop
+  if (curr_ == nullptr && !switching_) {
+    idle_since_ = sim_->Now();  // back to the idle loop
+    if (idle_cb_) [[unlikely]] sim_->Wake(idle_cb_);
+  }
   if (--irq_off_depth_ == 0) irq_off_.Set(0, sim_->Now());
   if (steal_depth_ > 0) [[unlikely]] {
     // A steal that began under the handler: the vCPU stands still now,
@@ -369,6 +386,7 @@ void Cpu::IrqExit() {
 
 void Cpu::SetNeedResched() {
   need_resched_ = true;
+  if (halt_blocked_) [[unlikely]] KickHalted();
   MaybeReschedule();
 }
 
@@ -432,6 +450,7 @@ std::coroutine_handle<> Cpu::OnSwitchDone() {
     next->run_delay_ += sim_->Now() - next->enqueued_at_;
   } else {
     idle_since_ = sim_->Now();
+    if (idle_cb_) [[unlikely]] sim_->Wake(idle_cb_);
   }
   Account();
   if (next != nullptr && next->stealing_) [[unlikely]] {

@@ -304,6 +304,23 @@ class alignas(64) Cpu {
   // Whether the vCPU stands still now.
   bool stolen() const { return stolen_; }
 
+  // ---- A vCPU halted in the host (its idle instruction trapped, its
+  // thread in kvm_vcpu_block) ----
+  // `h` runs (as an event of its own) each time the CPU goes idle: after a
+  // switch to idle, or a handler's return to the idle loop.
+  void set_idle_callback(std::coroutine_handle<> h) { idle_cb_ = h; }
+  // The vCPU has left the guest for its idle instruction: it stands still,
+  // accounted idle, until UnblockHalted, and the first interrupt raised or
+  // reschedule asked for meanwhile runs `on_work` (as an event of its own).
+  // REQUIRES: idle(), not blocked already.
+  void BlockHalted(std::coroutine_handle<> on_work);
+  void UnblockHalted();
+  bool halt_blocked() const { return halt_blocked_; }
+  // Work waiting for the CPU: an interrupt pending, a reschedule asked for,
+  // or a switch under way.
+  bool has_pending_work() const { return irqs_pending_ != 0 || need_resched_ || switching_; }
+  int irqs_pending() const { return irqs_pending_; }
+
   // ---- Interrupts ----
   // Makes `handler` a pending hard interrupt on this CPU (see the file
   // comment). The CPU owns it from here on.
@@ -380,7 +397,7 @@ class alignas(64) Cpu {
 
   // The time the CPU is in now.
   CpuTime Mode() const {
-    if (stolen_) [[unlikely]] return CpuTime::kSteal;
+    if (stolen_) [[unlikely]] return halt_blocked_ ? CpuTime::kIdle : CpuTime::kSteal;
     if (exit_depth_ > 0) return CpuTime::kExit;
     if (in_irq_) return irq_mode_;
     if (switching_) return CpuTime::kSystem;
@@ -459,6 +476,17 @@ class alignas(64) Cpu {
   sim::Time switch_due_;
   sim::Time switch_left_;
   void StartSteal();
+  // Halted in the host (BlockHalted): whether, the work callback, whether
+  // it ran; the idle callback.
+  bool halt_blocked_ = false;
+  bool halt_kicked_ = false;
+  std::coroutine_handle<> halt_work_cb_;
+  std::coroutine_handle<> idle_cb_;
+  void KickHalted() {
+    if (halt_kicked_) return;
+    halt_kicked_ = true;
+    sim_->Wake(halt_work_cb_);
+  }
 
   Callback spin_wake_;
   Callback irq_kick_;

@@ -14,6 +14,7 @@ const char* ExitKindName(ExitKind k) {
     case ExitKind::kMmioIsrAck: return "mmio_isr_ack";
     case ExitKind::kIrqKick: return "irq_kick";
     case ExitKind::kWfe: return "wfe";
+    case ExitKind::kWfi: return "wfi";
     case ExitKind::kCount: break;
   }
   return "?";
@@ -47,19 +48,70 @@ sim::Task Kvm::SwitchHalfOn(const Cpu& vcpu, sim::Time half, bool out) {
   host.LocalIrqRestore();
 }
 
-void Kvm::AttachThread(Cpu& vcpu, Task& thread) {
+Kvm::Thread::Thread(Kvm& k, Cpu& v, Task& t, Scheduler& s)
+    : kvm(&k),
+      vcpu(&v),
+      task(&t),
+      sched(&s),
+      enter(*k.sim_),
+      done(*k.sim_),
+      idle_cb(Callback::Bind<&Thread::OnIdle>(this)),
+      work_cb(Callback::Bind<&Thread::OnHaltWork>(this)) {}
+
+void Kvm::AttachThread(Cpu& vcpu, Task& thread, Scheduler& host) {
   const size_t id = static_cast<size_t>(vcpu.id());
   if (threads_.size() <= id) threads_.resize(id + 1);
   VIOSIM_CHECK(threads_[id] == nullptr, "one thread per vCPU");
-  threads_[id] = std::make_unique<Thread>(*sim_, thread);
+  threads_[id] = std::make_unique<Thread>(*this, vcpu, thread, host);
   thread.set_vcpu(&vcpu);  // its preemptions stand the vCPU still
+  vcpu.set_idle_callback(threads_[id]->idle_cb.handle());
+}
+
+void Kvm::Thread::OnIdle() {
+  if (halt || work.valid() || !vcpu->idle() || vcpu->has_pending_work() || vcpu->halt_blocked()) return;
+  // The idle loop's WFI: the vCPU leaves the guest.
+  halt = true;
+  vcpu->BlockHalted(work_cb.handle());
+  enter.NotifyOne();
+}
+
+void Kvm::Thread::OnHaltWork() {
+  // kvm_vcpu_kick(): the IPI to the thread's CPU wakes it there.
+  if (asleep) task->cpu()->RaiseIrq(WakeThread(*this));
+}
+
+sim::Task Kvm::WakeThread(Thread& t) { co_await t.sched->TryToWakeUp(*t.task, *t.task->cpu()); }
+
+// kvm_handle_wfx() -> kvm_vcpu_block() (3.14): the trap out, asleep until
+// the vCPU has work, the trap back in.
+sim::Task Kvm::Halt(Thread& t) {
+  ++stats_.exits[static_cast<int>(ExitKind::kWfi)];
+  const sim::Time half = costs_.irq_kick_exit.value / 2;
+  co_await SwitchHalfOn(*t.vcpu, half, /*out=*/true);
+  for (;;) {
+    t.task->SetState(Task::State::kInterruptible);
+    if (t.vcpu->has_pending_work()) break;  // kvm_arch_vcpu_runnable()
+    t.asleep = true;
+    co_await t.task->Schedule();
+    t.asleep = false;
+  }
+  t.task->SetState(Task::State::kRunning);
+  co_await SwitchHalfOn(*t.vcpu, costs_.irq_kick_exit.value - half, /*out=*/false);
+  t.halt = false;
+  t.from_halt = t.vcpu->irqs_pending() > 0;  // entered with it: no kick exit
+  t.vcpu->UnblockHalted();
 }
 
 sim::Task Kvm::RunLoop(const Cpu& vcpu) {
   Thread& t = *threads_[static_cast<size_t>(vcpu.id())];
+  t.OnIdle();  // a vCPU idle from the start halts at once
   for (;;) {
     // In the guest: busy on the host CPU, preemptible.
-    while (!t.work.valid()) co_await t.task->cpu()->SpinUntil(t.enter.Wait(), CpuTime::kUser);
+    while (!t.work.valid() && !t.halt) co_await t.task->cpu()->SpinUntil(t.enter.Wait(), CpuTime::kUser);
+    if (t.halt) {
+      co_await Halt(t);
+      continue;
+    }
     sim::Task work = std::move(t.work);
     co_await work;
     t.done.NotifyOne();
@@ -110,6 +162,11 @@ sim::Time Kvm::EndHalt(const Cpu& vcpu, sim::Time since) {
 }
 
 sim::Task Kvm::IrqKick(Cpu& vcpu) {
+  if (Thread* t = ThreadOf(vcpu); t != nullptr && t->from_halt) {
+    // The vCPU came back from its halt with this interrupt: no kick.
+    t->from_halt = false;
+    co_return;
+  }
   ++stats_.exits[static_cast<int>(ExitKind::kIrqKick)];
   const sim::Time since = vcpu.halted_since();
   const sim::Time wake = halts_modeled() && since != sim::Time::Max() ? EndHalt(vcpu, since) : sim::Time::Zero();

@@ -43,6 +43,19 @@
 // host side is timed on no host CPU. Not on the thread yet: trapped WFEs
 // (WhileSpinning).
 //
+// With a thread, an idle vCPU halts in the host as 3.14's KVM/ARM has it
+// (no halt polling): its WFI traps (kvm_handle_wfx: the first half of a
+// trap round trip, irq_kick_exit, out), the thread sleeps in
+// kvm_vcpu_block() until the vCPU has work -- an interrupt raised on it,
+// or a reschedule asked for (the guest's IPI) -- which kvm_vcpu_kick()
+// wakes it for: an interrupt on the thread's host CPU (the IPI) whose
+// handler runs try_to_wake_up, then the thread's context switch, the
+// other half of the trap back in, and the vCPU takes the interrupt
+// without a kick exit of its own. Meanwhile the vCPU stands still,
+// accounted idle (Cpu::BlockHalted). The wake-up is charged on the
+// thread's own host CPU, not on the injecting thread's (KVM_IRQ_LINE
+// runs kvm_vcpu_kick in the main loop's ioctl).
+//
 // Halt polling (virt/kvm/kvm_main.c kvm_vcpu_block, Linux 4.0-5.x; x86
 // from 4.18 on here). A guest's idle loop halts its vCPU (HLT exits), and
 // KVM first polls for a wake-up for the vCPU's own window
@@ -68,7 +81,9 @@
 #include <utility>
 #include <vector>
 
+#include "models/cpu/callback.h"
 #include "models/cpu/cpu.h"
+#include "models/cpu/sched.h"
 #include "models/cpu/param.h"
 #include "models/cpu/spin_traps.h"
 #include "models/cpu/task.h"
@@ -86,6 +101,7 @@ enum class ExitKind : uint8_t {
   kMmioIsrAck,      // virtio-mmio InterruptACK write
   kIrqKick,         // a vCPU in the guest kicked out to take an injected IRQ
   kWfe,             // a spinning vCPU's trapped WFE (kvm_handle_wfx)
+  kWfi,             // an idle vCPU's trapped WFI (kvm_handle_wfx -> kvm_vcpu_block), with a thread
   kCount,
 };
 inline constexpr int kExitKinds = static_cast<int>(ExitKind::kCount);
@@ -184,7 +200,7 @@ class Kvm final : public SpinTraps {
 
   // Makes `thread` vCPU `vcpu`'s thread (see the file comment); it is to
   // run RunLoop(vcpu). REQUIRES: before the run starts.
-  void AttachThread(Cpu& vcpu, Task& thread);
+  void AttachThread(Cpu& vcpu, Task& thread, Scheduler& host);
   // The thread's body: in the guest until an exit hands it host work.
   sim::Task RunLoop(const Cpu& vcpu);
   // vCPU `vcpu`'s thread, or null.
@@ -226,16 +242,35 @@ class Kvm final : public SpinTraps {
   sim::Time dist_free_at_;  // when the distributor lock's last holder lets go
   LockStat dist_stat_;
   std::vector<sim::Time> halt_window_;  // per vCPU id
-  // Per vCPU id: its thread, the host work handed to it, and the two
-  // hand-offs (to the thread, back to the guest).
+  // Per vCPU id: its thread, the host work handed to it, the two
+  // hand-offs (to the thread, back to the guest), and the halt's state.
   struct Thread {
-    explicit Thread(sim::Simulator& sim, Task& t) : task(&t), enter(sim), done(sim) {}
+    Thread(Kvm& k, Cpu& v, Task& t, Scheduler& s);
+    // The vCPU went idle (its idle callback): halt it, unless work came.
+    void OnIdle();
+    // Work for the halted vCPU (Cpu::BlockHalted's callback): wake the
+    // thread if it sleeps.
+    void OnHaltWork();
+    Kvm* kvm;
+    Cpu* vcpu;
     Task* task;
+    Scheduler* sched;
     sim::Task work;
     sim::Signal enter;
     sim::Signal done;
+    bool halt = false;      // a halt handed to the thread, not yet back in the guest
+    bool asleep = false;    // in kvm_vcpu_block's schedule()
+    bool from_halt = false;  // the next interrupt kick is the halt's own entry
+    Callback idle_cb;
+    Callback work_cb;
   };
+  sim::Task Halt(Thread& t);
+  static sim::Task WakeThread(Thread& t);
   std::vector<std::unique_ptr<Thread>> threads_;
+  Thread* ThreadOf(const Cpu& vcpu) const {
+    const size_t id = static_cast<size_t>(vcpu.id());
+    return id < threads_.size() ? threads_[id].get() : nullptr;
+  }
 };
 
 }  // namespace models

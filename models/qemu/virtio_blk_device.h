@@ -36,7 +36,12 @@
 //                loop's eventfd, a syscall), and goes back to the semaphore.
 //
 // Completion, in the main loop (main_loop_wait -> os_host_main_loop_wait):
-// ppoll returns (main_wakeup, outside the BQL), the BQL is taken, and glib
+// the main loop's thread sleeps in ppoll until an eventfd it polls is
+// written -- a worker's aio_notify (aio=threads), the host's AIO completion
+// in the disk's interrupt, taken on the main loop's CPU (aio=native), the
+// ioeventfd (in the notifying vCPU thread's exit) -- whose writer pays
+// try_to_wake_up; then ppoll returns (main_wakeup, outside the BQL), the
+// BQL is taken, and glib
 // dispatches in passes, each costing main_loop_pass. A pass with a bottom
 // half scheduled polls with a zero timeout and keeps the BQL; the loop
 // drops it only before a pass that may sleep. In a pass:
@@ -56,7 +61,9 @@
 // So a wake-up that finds completions pays at least two passes under the
 // BQL, however many requests it completes.
 //
-// QEMU's threads are tasks on host CPUs (models/cpu): one vCPU thread per
+// QEMU's threads are tasks on host CPUs (models/cpu), pinned as below, or
+// pooled: every thread may run on any host CPU of the pool, where the
+// host's scheduler places it. Pinned: one vCPU thread per
 // vCPU, each on its own host CPU (it runs the guest; given Kvm::RunLoop as
 // its body it runs KVM_RUN's loop, each exit's host side in its own
 // context, else its host code runs in the guest's exits), the main loop
@@ -149,14 +156,15 @@ struct QemuDeviceStats {
 class VirtioBlkDevice {
  public:
   // `seed` seeds the disk's latency stream (run.seed). QEMU's threads run
-  // on `host`: vCPU thread k on host_cpus[k], the main loop on
-  // host_cpus[vcpus], and with aio=threads the pool's workers on
-  // host_cpus[vcpus + 1]. REQUIRES: host_cpus holds the vCPU threads' and
-  // the main loop's, then one more with aio=threads, all on `host`;
-  // `vcpus` >= 1.
+  // on `host`: pinned (not `pooled`), vCPU thread k on host_cpus[k], the
+  // main loop on host_cpus[vcpus], and with aio=threads the pool's workers
+  // on host_cpus[vcpus + 1]; `pooled`, every thread may run on every one
+  // of host_cpus, where `host`'s policy places it. REQUIRES: host_cpus on
+  // `host`, holding the vCPU threads' and the main loop's, then one more
+  // with aio=threads (pinned) or at least one (pooled); `vcpus` >= 1.
   VirtioBlkDevice(sim::Simulator& sim, Virtqueue& vq, Scheduler& host, std::vector<Cpu*> host_cpus, int vcpus,
                   const QemuCosts& costs, QemuAio aio = QemuAio::kNative, QemuHostCosts host_costs = {},
-                  uint64_t seed = 1);
+                  uint64_t seed = 1, bool pooled = false);
   // thread-pool.c's max_threads: the pool's workers (all started at once:
   // the steady state of a pool that spawns on demand and idles out after
   // 10 s).
@@ -174,9 +182,9 @@ class VirtioBlkDevice {
   // virtio_queue_notify, as vCPU thread `vcpu` runs it in a userspace exit
   // for the guest's notify write.
   sim::Task QueueNotify(int vcpu);
-  // The notify through an ioeventfd: the main loop runs handle_output
-  // (under the BQL) when it wakes. Does not suspend.
-  sim::Task SignalIoeventfd();
+  // The notify through an ioeventfd, in the exit of vCPU thread `vcpu`:
+  // the main loop is woken and runs handle_output (under the BQL).
+  sim::Task SignalIoeventfd(int vcpu);
   // A userspace exit of vCPU thread `vcpu` into a register access: the BQL
   // taken and kvm_cpu_exec's own path run; and the way back (the BQL
   // dropped before KVM_RUN).
@@ -199,13 +207,16 @@ class VirtioBlkDevice {
 
  private:
   sim::Task DiskIo(VirtQueueElement e);
-  sim::Task HandleOutput(Cpu& cpu);  // the pop loop, BQL held, by the thread on `cpu`
-  sim::Task PoolSubmit(Cpu& cpu, VirtQueueElement e);  // thread_pool_submit_aio's qemu_sem_post
+  // Each step's work is charged on the CPU the thread is on then (a pooled
+  // thread may move when preempted).
+  sim::Task HandleOutput(Task& thread);  // the pop loop, BQL held
+  sim::Task PoolSubmit(Task& thread, VirtQueueElement e);  // thread_pool_submit_aio's qemu_sem_post
   sim::Task PoolWorker(int w);                          // worker_thread
   sim::Task PreadvDone(Task& worker, Cpu& cpu);         // the host disk's completion
   sim::Task WakeWorker(Task& worker, Cpu& cpu);         // its interrupt handler on the worker's CPU
-  sim::Task Pass(Cpu& main);                            // one main-loop pass under the BQL
+  sim::Task Pass(Task& main);                           // one main-loop pass under the BQL
   sim::Task MainLoop();
+  Scheduler::WakeUpAwaiter WakeMainLoop(Cpu& waker);
   sim::Task VcpuThread();  // in the guest: its host code runs inside the guest's exits
 
   sim::Simulator* sim_;
@@ -213,6 +224,7 @@ class VirtioBlkDevice {
   Scheduler* host_;
   std::vector<Cpu*> host_cpus_;
   int vcpus_;
+  bool pooled_;
   std::vector<std::unique_ptr<Task>> threads_;  // the vCPU threads, the main loop, the pool's workers
   Mutex bql_;
   QemuCosts costs_;
@@ -229,7 +241,6 @@ class VirtioBlkDevice {
   int sem_count_ = 0;
   std::deque<Task*> sem_sleepers_;
   std::vector<VirtQueueElement> worker_req_;  // the request each worker runs
-  sim::Signal done_signal_;
   int in_flight_ = 0;
   bool notify_pending_ = false;  // ioeventfd signalled, main loop not yet run
   QemuDeviceStats stats_;

@@ -15,7 +15,7 @@ QemuVirtioTransport::QemuVirtioTransport(sim::Simulator& sim, Kvm& kvm, VirtioBl
 sim::Task QemuVirtioTransport::Notify(Cpu& vcpu, int queue) {
   VIOSIM_CHECK(queue == 0, "QEMU 2.0's virtio-blk has one queue");
   if (kvm_->costs().ioeventfd) {
-    co_await kvm_->MmioExitKernel(vcpu, ExitKind::kMmioNotify, dev_->SignalIoeventfd());
+    co_await kvm_->MmioExitKernel(vcpu, ExitKind::kMmioNotify, dev_->SignalIoeventfd(vcpu.id()));
   } else {
     co_await kvm_->MmioExitUser(vcpu, ExitKind::kMmioNotify, dev_->QueueNotify(vcpu.id()));
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/kvm/kvm.h"
 #include "models/cpu/sched.h"
+#include "models/cpu/sched_fair.h"
 #include "models/qemu/virtio_blk_device.h"
 #include "models/qemu/virtio_transport.h"
 #include "models/virtio/guest/virtio_blk.h"
@@ -22,15 +23,17 @@ class VirtioBlkStack final : public BuiltStack {
   VirtioBlkStack(Machine& m, const models::KvmCosts& kc, const models::QemuCosts& qc,
                  const models::VirtioBlkGuestCosts& gc, const models::VirtioBlkParams& params,
                  const models::VirtqueueFeatures& features, int ring_size, bool pci, models::QemuAio aio,
-                 const models::HostCosts& host, uint64_t seed)
+                 const models::HostCosts& host, uint64_t seed, int pool_cpus)
       : machine_(&m),
         vq_(ring_size, features),
-        host_sched_(m.sim()),
-        host_cpus_(HostCpus(m, host, host_sched_,
-                            m.ncpus() + 1 + (aio == models::QemuAio::kThreads ? 1 : 0))),
+        host_sched_(pool_cpus > 0 ? std::unique_ptr<models::Scheduler>(std::make_unique<models::FairScheduler>(m.sim()))
+                                  : std::make_unique<models::PinnedFifoScheduler>(m.sim())),
+        host_cpus_(HostCpus(m, host, *host_sched_,
+                            pool_cpus > 0 ? pool_cpus : m.ncpus() + 1 + (aio == models::QemuAio::kThreads ? 1 : 0),
+                            pool_cpus > 0)),
         kvm_(m.sim(), kc),
-        dev_(m.sim(), vq_, host_sched_, Pointers(host_cpus_), m.ncpus(), qc, aio, models::QemuHostCosts{host.syscall.value},
-             seed),
+        dev_(m.sim(), vq_, *host_sched_, Pointers(host_cpus_), m.ncpus(), qc, aio,
+             models::QemuHostCosts{host.syscall.value}, seed, /*pooled=*/pool_cpus > 0),
         transport_(pci ? std::unique_ptr<models::QemuVirtioTransport>(
                              std::make_unique<models::VirtioPci>(m.sim(), kvm_, dev_))
                        : std::make_unique<models::VirtioMmio>(m.sim(), kvm_, dev_)),
@@ -40,7 +43,7 @@ class VirtioBlkStack final : public BuiltStack {
     // each exit's host side in the thread's own context there.
     dev_.Start([this](int k, models::Task& thread) {
       models::Cpu& vcpu = *machine_->cpus()[static_cast<size_t>(k)];
-      kvm_.AttachThread(vcpu, thread);
+      kvm_.AttachThread(vcpu, thread, *host_sched_);
       return kvm_.RunLoop(vcpu);
     });
   }
@@ -86,9 +89,11 @@ class VirtioBlkStack final : public BuiltStack {
         {"isr_exits_per_s",
          [exits](S& s) { return exits(s, models::ExitKind::kMmioIsrRead) + exits(s, models::ExitKind::kMmioIsrAck); },
          window, 1},
+        {"wfi_exits_per_s", [exits](S& s) { return exits(s, models::ExitKind::kWfi); }, window, 1},
         {"vcpu_spin_pct", time_in(models::CpuTime::kSpin), cpu_time, 100},
         {"vcpu_exit_pct", time_in(models::CpuTime::kExit), cpu_time, 100},
         {"vcpu_idle_pct", time_in(models::CpuTime::kIdle), cpu_time, 100},
+        {"vcpu_steal_pct", time_in(models::CpuTime::kSteal), cpu_time, 100},
     };
   }
 
@@ -108,14 +113,17 @@ class VirtioBlkStack final : public BuiltStack {
   std::vector<models::Cpu*> OwnCpus() override { return Pointers(host_cpus_); }
 
  private:
-  // QEMU's host: `n` CPUs, one per vCPU thread, one for the main loop and
-  // one for the pool's workers (aio=threads), with the host's scheduler costs, on a
-  // pinned scheduler; numbered after the guest's vCPUs.
+  // QEMU's host: `n` CPUs with the host's scheduler costs, numbered after
+  // the guest's vCPUs. Pinned: one per vCPU thread, one for the main loop
+  // and one for the pool's workers (aio=threads). A pool: each CPU a core
+  // and an LLC of its own (no LLC scheduling domain, as a 2014 arm64
+  // kernel built none: select_idle_sibling finds no sibling).
   static std::vector<std::unique_ptr<models::Cpu>> HostCpus(Machine& m, const models::HostCosts& host,
-                                                            models::Scheduler& sched, int n) {
+                                                            models::Scheduler& sched, int n, bool pool) {
     std::vector<std::unique_ptr<models::Cpu>> cpus;
     for (int i = 0; i < n; ++i) {
-      cpus.push_back(std::make_unique<models::Cpu>(m.sim(), m.ncpus() + i, absl::StrCat("host", i)));
+      const models::CpuPlace place = pool ? models::CpuPlace{0, i, i} : models::CpuPlace{};
+      cpus.push_back(std::make_unique<models::Cpu>(m.sim(), m.ncpus() + i, absl::StrCat("host", i), place));
       cpus.back()->set_sched_costs(host.sched());
       sched.AddCpu(*cpus.back());
     }
@@ -129,7 +137,7 @@ class VirtioBlkStack final : public BuiltStack {
 
   Machine* machine_;
   models::Virtqueue vq_;
-  models::PinnedFifoScheduler host_sched_;
+  std::unique_ptr<models::Scheduler> host_sched_;  // pinned, or the fair policy over a pool
   std::vector<std::unique_ptr<models::Cpu>> host_cpus_;
   models::Kvm kvm_;
   models::VirtioBlkDevice dev_;
@@ -206,8 +214,10 @@ absl::StatusOr<std::unique_ptr<BuiltStack>> Build(const Params& s, Machine& m, c
   models::VirtqueueFeatures features;
   features.event_idx = v.Bool("event_idx");
   features.indirect_desc = true;
-  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, features, ring_size, v.Enum("transport") == Stack::VirtioBlk::VIRTIO_PCI, aio, host,
-                                          static_cast<uint64_t>(s["run"].Int("seed")));
+  return std::make_unique<VirtioBlkStack>(m, kc, qc, gc, params, features, ring_size,
+                                          v.Enum("transport") == Stack::VirtioBlk::VIRTIO_PCI, aio, host,
+                                          static_cast<uint64_t>(s["run"].Int("seed")),
+                                          static_cast<int>(v.Int("host_cpus")));
 }
 
 }  // namespace

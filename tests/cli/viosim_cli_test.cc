@@ -1188,7 +1188,7 @@ TEST(WhatIfTest, APathIntoAnotherStackIsRefusedAndTheGateAppliesItWhereRead) {
 TEST(WhatIfTest, RelativeValuesAndFioOptionsRunWhatTheirAbsoluteFormsRun) {
   const std::string kick = "run scenarios/virtio_blk_kick_lock.textproto --variant before --format json";
   Result half = Viosim(absl::StrCat(kick, " --set 'platform.kvm.exit_unexplained.value=*0.5'"));
-  Result abs = Viosim(absl::StrCat(kick, " --set platform.kvm.exit_unexplained.value=21.33us"));
+  Result abs = Viosim(absl::StrCat(kick, " --set platform.kvm.exit_unexplained.value=21.25us"));
   ASSERT_EQ(half.code, 0) << half.err;
   EXPECT_EQ(half.out, abs.out);
   // numjobs by path equals a job file with numjobs=100.
@@ -1240,16 +1240,16 @@ TEST(GainsTest, ARunOfTwoVariantsShowsTheGainsWithIntervals) {
   Result t = Viosim("run scenarios/virtio_blk_kick_lock.textproto");
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_THAT(t.out, HasSubstr("== gains: after against before (95% intervals from the runs' batches, paired)"));
-  EXPECT_THAT(t.out, HasSubstr("2.723 +/-"));  // after / before IOPS
+  EXPECT_THAT(t.out, HasSubstr("2.712 +/-"));  // after / before IOPS
   Result j = Viosim("run scenarios/virtio_blk_kick_lock.textproto --format json");
   ASSERT_EQ(j.code, 0) << j.err;
   EXPECT_THAT(j.out, HasSubstr("\"gains\": {"));
   EXPECT_THAT(j.out, HasSubstr("\"ratio_ci95\": "));
   Result c = Viosim("run scenarios/virtio_blk_kick_lock.textproto --format csv --compare after/before");
   ASSERT_EQ(c.code, 0) << c.err;
-  EXPECT_THAT(c.out, HasSubstr("virtio_blk_kick_lock,after/before,iops:ratio,2.723"));
+  EXPECT_THAT(c.out, HasSubstr("virtio_blk_kick_lock,after/before,iops:ratio,2.712"));
   Result flipped = Viosim("run scenarios/virtio_blk_kick_lock.textproto --format csv --compare before/after");
-  EXPECT_THAT(flipped.out, HasSubstr("virtio_blk_kick_lock,before/after,iops:ratio,0.3671"));
+  EXPECT_THAT(flipped.out, HasSubstr("virtio_blk_kick_lock,before/after,iops:ratio,0.3687"));
   Result bad = Viosim("run scenarios/virtio_blk_kick_lock.textproto --compare nope/before");
   EXPECT_EQ(bad.code, 2);
   EXPECT_THAT(bad.err, HasSubstr("--compare 'nope/before': 'nope' is not a variant of the run (it runs: before, after)"));

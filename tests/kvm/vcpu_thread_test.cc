@@ -23,16 +23,19 @@ using namespace sim::literals;  // NOLINT
 // sleeper preempts at once), and another host task that sleeps until
 // woken, then runs `other_run` and sleeps again.
 struct Rig {
-  explicit Rig(Time other_run) : host(sim, Params()), host0(sim, 0, "host0"), guest(sim), vcpu(sim, 100, "vcpu0") {
+  explicit Rig(Time other_run, Time try_to_wake_up = 0_us, Time irq_kick_exit = 0_us)
+      : host(sim, Params()), host0(sim, 0, "host0"), guest(sim), vcpu(sim, 100, "vcpu0") {
     SchedCosts costs;
     costs.context_switch = 1_us;
+    costs.try_to_wake_up = try_to_wake_up;
     host0.set_sched_costs(costs);
     host.AddCpu(host0);
     guest.AddCpu(vcpu);
     KvmCosts kc;
     kc.mmio_exit_user.value = 4_us;
+    kc.irq_kick_exit.value = irq_kick_exit;
     kvm = std::make_unique<Kvm>(sim, kc);
-    kvm->AttachThread(vcpu, thread);
+    kvm->AttachThread(vcpu, thread, host);
     host.Start(other, Other(other_run));
     host.Start(thread, kvm->RunLoop(vcpu));
   }
@@ -92,8 +95,10 @@ TEST(VcpuThreadTest, AnExitOnAnUncontendedThreadTakesItsCosts) {
   EXPECT_EQ(r.vcpu.TimeIn(CpuTime::kExit), 14_us);
   EXPECT_EQ(r.vcpu.TimeIn(CpuTime::kSteal), 0_us);
   // On the host: the handler's work and the world switch are system time
-  // (with the two context switches at the start: `other` in and out).
-  EXPECT_EQ(r.host0.TimeIn(CpuTime::kSystem), 10_us + 4_us + 2_us);
+  // (with the two context switches at the start, `other` in and out, and
+  // the thread's switch out when its vCPU, idle, halts).
+  EXPECT_EQ(r.host0.TimeIn(CpuTime::kSystem), 10_us + 4_us + 2_us + 1_us);
+  EXPECT_EQ(r.kvm->stats().exits[static_cast<int>(ExitKind::kWfi)], 1u);
   EXPECT_EQ(r.kvm->stats().exits[static_cast<int>(ExitKind::kMmioNotify)], 1u);
 }
 
@@ -134,9 +139,55 @@ TEST(VcpuThreadTest, AThreadPreemptedInTheGuestStandsItsVcpuStill) {
   r.sim.RunUntil(1_ms);
   EXPECT_EQ(done, 100_us + 22_us);
   EXPECT_EQ(r.vcpu.TimeIn(CpuTime::kSteal), 22_us);
-  // The thread in the guest is user time on the host: all but the two
-  // switches at the start and the 22 us above.
-  EXPECT_EQ(r.host0.TimeIn(CpuTime::kUser), 1_ms - 2_us - 22_us);
+  // The thread in the guest is user time on the host: until the guest
+  // task ends and its vCPU halts, all but the two switches at the start
+  // and the 22 us above.
+  EXPECT_EQ(r.host0.TimeIn(CpuTime::kUser), done - 2_us - 22_us);
+}
+
+TEST(VcpuThreadTest, AHaltedVcpusThreadSleepsUntilItsInterruptWakesIt) {
+  Rig r(5_us, /*try_to_wake_up=*/500_ns, /*irq_kick_exit=*/2_us);
+  Time handled = Time::Max();
+  r.sim.Spawn([](Rig& rig, Time* at) -> sim::Task {
+    co_await rig.sim.Delay(100_us);
+    rig.vcpu.RaiseIrq([](Rig& g, Time* t) -> sim::Task {
+      co_await g.kvm->IrqKick(g.vcpu);
+      *t = g.sim.Now();
+    }(rig, at));
+  }(r, &handled));
+  r.sim.RunUntil(1_ms);
+  // Idle from the start, the vCPU halted and its thread slept. At 100 us
+  // the interrupt's IPI on the thread's CPU runs try_to_wake_up (0.5 us),
+  // the thread is switched in (1 us) and traps back in (half of 2 us): the
+  // handler runs at 102.5 us, with no kick exit of its own. Then the vCPU
+  // halts again.
+  EXPECT_EQ(handled, 102_us + 500_ns);
+  EXPECT_EQ(r.kvm->stats().exits[static_cast<int>(ExitKind::kIrqKick)], 0u);
+  EXPECT_EQ(r.kvm->stats().exits[static_cast<int>(ExitKind::kWfi)], 2u);
+  EXPECT_EQ(r.vcpu.TimeIn(CpuTime::kSteal), 0_us);
+  EXPECT_EQ(r.vcpu.TimeIn(CpuTime::kIdle), 1_ms);
+}
+
+TEST(VcpuThreadTest, AGuestWakeUpOfATaskOnAHaltedVcpuWakesItsThread) {
+  Rig r(5_us, /*try_to_wake_up=*/500_ns, /*irq_kick_exit=*/2_us);
+  Cpu vcpu1(r.sim, 101, "vcpu1");  // no thread of its own: never halts
+  r.guest.AddCpu(vcpu1);
+  Task waker("waker", {101});
+  Time ran = Time::Max();
+  r.guest.Start(r.guest_task, [](Rig& rig, Time* at) -> sim::Task {
+    rig.guest_task.SetState(Task::State::kInterruptible);
+    co_await rig.guest_task.Schedule();  // asleep until the waker's wake-up
+    *at = rig.sim.Now();
+  }(r, &ran));
+  r.guest.Start(waker, [](Rig& rig, Task& me) -> sim::Task {
+    co_await me.Run(200_us);
+    co_await rig.guest.TryToWakeUp(rig.guest_task, *me.cpu());
+  }(r, waker));
+  r.sim.RunUntil(1_ms);
+  // The wake-up asks vcpu0 to reschedule (the guest's IPI): its thread is
+  // woken (0.5 us), switched in (1 us), traps back in (1 us), and the task
+  // runs.
+  EXPECT_EQ(ran, 202_us + 500_ns);
 }
 
 }  // namespace
