@@ -285,11 +285,16 @@ void Cpu::BlockHalted(std::coroutine_handle<> on_work) {
   halt_kicked_ = false;
   halt_work_cb_ = on_work;
   BeginSteal();
+  Account();  // idle, also when a steal was already under way
 }
 
 void Cpu::UnblockHalted() {
   halt_blocked_ = false;
   EndSteal();
+  Account();  // steal, if one is still under way
+  // Woken for a reschedule whose task went elsewhere: idle again, so the
+  // hypervisor is told again.
+  if (idle() && !has_pending_work() && !stolen_ && idle_cb_) sim_->Wake(idle_cb_);
 }
 
 // ---- Interrupts ----
@@ -423,6 +428,12 @@ void Cpu::SwitchTo(Task* next, bool free) {
   curr_ = nullptr;
   slice_end_ = sim::Time::Max();
   Account();
+  if (stolen_) [[unlikely]] {
+    // Begun on a vCPU that stands still: it runs once the vCPU does.
+    switch_left_ = free ? sim::Time::Zero() : sched_costs_.context_switch;
+    switch_frozen_ = true;
+    return;
+  }
   if (free) {
     switch_due_ = sim_->Now();
     sim_->Wake(switch_done_.handle());

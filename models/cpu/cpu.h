@@ -283,10 +283,14 @@ class alignas(64) Cpu {
 
   // `co_await cpu.TakePending()`: a point where an interrupt that became
   // deliverable is taken before the caller goes on (the instruction after
-  // a VM exit). No event when none is pending.
+  // a VM exit); a task on a vCPU that stands still (stolen: its thread was
+  // preempted as the exit ended) goes on only once it runs again. No event
+  // when neither holds.
   struct TakePendingAwaiter {
     Cpu* cpu;
-    bool await_ready() const noexcept { return !cpu->CanTakeIrq() || cpu->in_irq_; }
+    bool await_ready() const noexcept {
+      return cpu->in_irq_ || (!cpu->CanTakeIrq() && !cpu->stolen_);
+    }
     void await_suspend(std::coroutine_handle<> h) { cpu->YieldTo(h); }
     void await_resume() const noexcept {}
   };

@@ -98,7 +98,7 @@ sim::Task Kvm::Halt(Thread& t) {
   t.task->SetState(Task::State::kRunning);
   co_await SwitchHalfOn(*t.vcpu, costs_.irq_kick_exit.value - half, /*out=*/false);
   t.halt = false;
-  t.from_halt = t.vcpu->irqs_pending() > 0;  // entered with it: no kick exit
+  if (t.vcpu->irqs_pending() > 0) t.from_halt_at = sim_->Now();  // entered with it: no kick exit
   t.vcpu->UnblockHalted();
 }
 
@@ -162,9 +162,9 @@ sim::Time Kvm::EndHalt(const Cpu& vcpu, sim::Time since) {
 }
 
 sim::Task Kvm::IrqKick(Cpu& vcpu) {
-  if (Thread* t = ThreadOf(vcpu); t != nullptr && t->from_halt) {
+  if (Thread* t = ThreadOf(vcpu); t != nullptr && t->from_halt_at == sim_->Now()) {
     // The vCPU came back from its halt with this interrupt: no kick.
-    t->from_halt = false;
+    t->from_halt_at = sim::Time::Max();
     co_return;
   }
   ++stats_.exits[static_cast<int>(ExitKind::kIrqKick)];
@@ -207,15 +207,18 @@ sim::Task Kvm::SwitchHalf(sim::Time half, bool out) {
   }
 }
 
-sim::Task Kvm::WithDistLock(sim::Time total) {
+sim::Task Kvm::WithDistLock(Task& caller, sim::Time total) {
   const sim::Time hold = costs_.vgic_dist_hold.value;
   if (hold == sim::Time::Zero()) {
-    co_await sim_->Delay(total);
+    co_await caller.Run(total);
     co_return;
   }
   VIOSIM_CHECK(total >= hold, "an ioctl into the vGIC holds its distributor lock within its time");
-  co_await sim_->Delay(total - hold);
+  co_await caller.Run(total - hold);
+  Cpu& cpu = *caller.cpu();
+  cpu.LocalIrqSave();
   co_await DistLocked();
+  cpu.LocalIrqRestore();
 }
 
 // A FIFO of the paths taking the lock, as Lindley's recursion: each takes

@@ -188,8 +188,10 @@ class Kvm final : public SpinTraps {
   sim::Task IrqKick(Cpu& vcpu);
 
   // `total` of host time of which the last vgic_dist_hold is under the
-  // distributor lock (KVM_IRQ_LINE's update of the vGIC, called by QEMU).
-  sim::Task WithDistLock(sim::Time total);
+  // distributor lock (KVM_IRQ_LINE's update of the vGIC, called by QEMU's
+  // thread `caller`, charged on its CPU: the rest preemptible, the hold with
+  // the CPU's interrupts off).
+  sim::Task WithDistLock(Task& caller, sim::Time total);
 
   // Whether spinning vCPUs trap their WFEs (wfe_trap set).
   bool spinners_trap() const { return costs_.wfe_trap.value > sim::Time::Zero(); }
@@ -260,7 +262,7 @@ class Kvm final : public SpinTraps {
     sim::Signal done;
     bool halt = false;      // a halt handed to the thread, not yet back in the guest
     bool asleep = false;    // in kvm_vcpu_block's schedule()
-    bool from_halt = false;  // the next interrupt kick is the halt's own entry
+    sim::Time from_halt_at = sim::Time::Max();  // an interrupt taken then came with the halt's entry
     Callback idle_cb;
     Callback work_cb;
   };

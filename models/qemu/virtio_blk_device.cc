@@ -203,7 +203,7 @@ sim::Task VirtioBlkDevice::Pass(Task& main) {
     ++stats_.completions;
     co_await main.Run(costs_.complete.value);
     vq_->Push(e, 4096 + 1);  // data and the status byte
-    if (vq_->ShouldNotify()) co_await bus_->NotifyIrq();  // virtio_notify
+    if (vq_->ShouldNotify()) co_await bus_->NotifyIrq(main);  // virtio_notify
   }
   // The completions found: thread_pool_completion_bh, further down the
   // same walk (aio=threads), or the AIO eventfd's handler (aio=native);

@@ -139,8 +139,9 @@ class VirtioBus {
  public:
   virtual ~VirtioBus() = default;
   // virtio_notify() -> the transport's notify: the queue's interrupt, by
-  // the main loop under the BQL.
-  virtual sim::Task NotifyIrq() = 0;
+  // the main loop under the BQL (`main`, its thread: the ioctl's work is
+  // charged on its CPU).
+  virtual sim::Task NotifyIrq(Task& main) = 0;
 };
 
 struct QemuDeviceStats {
@@ -193,6 +194,7 @@ class VirtioBlkDevice {
   // The host CPU vCPU thread `vcpu` runs on now (its register accesses'
   // work is charged there). REQUIRES: after Start.
   Cpu& ThreadCpu(int vcpu) const { return *threads_[static_cast<size_t>(vcpu)]->cpu(); }
+  Task& thread(int vcpu) const { return *threads_[static_cast<size_t>(vcpu)]; }
   const QemuCosts& costs() const { return costs_; }
 
   // qemu_global_mutex.

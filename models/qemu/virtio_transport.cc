@@ -45,10 +45,10 @@ sim::Task QemuVirtioTransport::Deliver(Cpu& vcpu) {
 
 // virtio_mmio_update_irq after virtio_notify set VIRTIO_MMIO_INT_VRING:
 // qemu_set_irq, a KVM_IRQ_LINE ioctl; the guest sees the rising edge.
-sim::Task VirtioMmio::NotifyIrq() {
+sim::Task VirtioMmio::NotifyIrq(Task& main) {
   isr_ |= 1;
   ++stats_.irq_ioctls;
-  co_await kvm_->WithDistLock(dev_->costs().irq_line.value);
+  co_await kvm_->WithDistLock(main, dev_->costs().irq_line.value);
   if (!line_) {
     line_ = true;
     Raise();
@@ -80,7 +80,7 @@ sim::Task VirtioMmio::InterruptAck(int vcpu, uint32_t bits) {
   isr_ &= ~bits;
   if (isr_ == 0 && line_) {
     ++stats_.irq_ioctls;
-    co_await kvm_->WithDistLock(dev_->costs().irq_line.value);
+    co_await kvm_->WithDistLock(dev_->thread(vcpu), dev_->costs().irq_line.value);
     line_ = false;
   }
   co_await dev_->UnlockAfterExit(vcpu);
@@ -88,9 +88,9 @@ sim::Task VirtioMmio::InterruptAck(int vcpu, uint32_t bits) {
 
 // virtio_pci_notify -> msix_notify through the vector's irqfd: one eventfd
 // write; the guest's controller gets a new edge unless one is pending.
-sim::Task VirtioPci::NotifyIrq() {
+sim::Task VirtioPci::NotifyIrq(Task& main) {
   ++stats_.irq_ioctls;
-  co_await sim_->Delay(dev_->costs().irq_line.value);
+  co_await main.Run(dev_->costs().irq_line.value);
   if (!pending_) {
     pending_ = true;
     Raise();

@@ -99,7 +99,7 @@ class VirtioMmio final : public QemuVirtioTransport {
   using QemuVirtioTransport::QemuVirtioTransport;
 
   sim::Task Acknowledge(Cpu& vcpu, bool* vring) override;
-  sim::Task NotifyIrq() override;
+  sim::Task NotifyIrq(Task& main) override;
 
   // The register handlers vCPU thread `vcpu` runs for the guest's reads of
   // InterruptStatus and writes of InterruptACK, under the BQL.
@@ -116,7 +116,7 @@ class VirtioPci final : public QemuVirtioTransport {
   using QemuVirtioTransport::QemuVirtioTransport;
 
   sim::Task Acknowledge(Cpu& vcpu, bool* vring) override;
-  sim::Task NotifyIrq() override;
+  sim::Task NotifyIrq(Task& main) override;
 
  private:
   bool pending_ = false;  // an MSI sent and not yet taken by the guest

@@ -128,6 +128,19 @@ TEST(VcpuThreadTest, TheWorldSwitchIsNotPreempted) {
   EXPECT_EQ(r.vcpu.TimeIn(CpuTime::kSteal), 22_us);
 }
 
+TEST(VcpuThreadTest, AThreadPreemptedAsTheExitEndsHoldsTheGuestUntilItRunsAgain) {
+  Rig r(20_us);
+  r.guest.Start(r.guest_task, r.ExitAt(10_us, 10_us));
+  r.sim.Spawn(r.WakeOtherAt(23_us));  // in the way back in (22-24), interrupts off
+  r.sim.RunUntil(1_ms);
+  // The timer's interrupt is taken at 24, as the exit ends; `other`
+  // preempts the thread back in the guest: switch 24-25, run 25-45, back
+  // 45-46. The guest goes on after its exit only then.
+  EXPECT_EQ(r.other_done, 45_us);
+  EXPECT_EQ(r.exit_done, 46_us);
+  EXPECT_EQ(r.vcpu.TimeIn(CpuTime::kSteal), 22_us);
+}
+
 TEST(VcpuThreadTest, AThreadPreemptedInTheGuestStandsItsVcpuStill) {
   Rig r(20_us);
   Time done = Time::Max();
