@@ -119,12 +119,12 @@ sim::Task Kvm::RunLoop(const Cpu& vcpu) {
 }
 
 sim::Task Kvm::OnThread(const Cpu& vcpu, sim::Task work) {
-  const size_t id = static_cast<size_t>(vcpu.id());
-  if (id >= threads_.size() || threads_[id] == nullptr) {
+  Thread* thread = ThreadOf(vcpu);
+  if (thread == nullptr) {
     co_await work;
     co_return;
   }
-  Thread& t = *threads_[id];
+  Thread& t = *thread;
   VIOSIM_CHECK(!t.work.valid(), "a vCPU makes one exit at a time");
   t.work = std::move(work);
   t.enter.NotifyOne();

@@ -207,8 +207,8 @@ class Kvm final : public SpinTraps {
   sim::Task RunLoop(const Cpu& vcpu);
   // vCPU `vcpu`'s thread, or null.
   Task* thread_of(const Cpu& vcpu) const {
-    const size_t id = static_cast<size_t>(vcpu.id());
-    return id < threads_.size() && threads_[id] != nullptr ? threads_[id]->task : nullptr;
+    const Thread* t = ThreadOf(vcpu);
+    return t != nullptr ? t->task : nullptr;
   }
 
   // The distributor lock's lock_stat row (no bounces counted).
@@ -267,13 +267,16 @@ class Kvm final : public SpinTraps {
     Callback work_cb;
   };
   sim::Task Halt(Thread& t);
+  // vCPU `vcpu`'s thread's state, or null.
+  Thread* ThreadOf(const Cpu& vcpu) const;
   static sim::Task WakeThread(Thread& t);
   std::vector<std::unique_ptr<Thread>> threads_;
-  Thread* ThreadOf(const Cpu& vcpu) const {
-    const size_t id = static_cast<size_t>(vcpu.id());
-    return id < threads_.size() ? threads_[id].get() : nullptr;
-  }
 };
+
+inline Kvm::Thread* Kvm::ThreadOf(const Cpu& vcpu) const {
+  const size_t id = static_cast<size_t>(vcpu.id());
+  return id < threads_.size() ? threads_[id].get() : nullptr;
+}
 
 }  // namespace models
 
