@@ -1,8 +1,13 @@
 #include "scenarios/builder.h"
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +19,9 @@
 #include "scenarios/fio_builder.h"
 #include "scenarios/stack.h"
 #include "scenarios/units.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
@@ -310,8 +318,87 @@ std::vector<std::string> MetricNames(const viosim::Scenario& s) {
   return names;
 }
 
+namespace {
+
+// Results of runs that seeded no random-number stream (sim::Rng::Seeded):
+// such a run gives the same result at every seed, so a run of the same
+// scenario and options that differs only in run.seed -- reproduce's
+// replicate at the next seed -- is answered from here. The last few only.
+class UnseededRuns {
+ public:
+  static UnseededRuns& Get() {
+    static UnseededRuns* runs = new UnseededRuns;
+    return *runs;
+  }
+  std::optional<VariantResult> Find(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [k, r] : runs_) {
+      if (k == key) {
+        ++answered_;
+        return r;
+      }
+    }
+    return std::nullopt;
+  }
+  uint64_t answered() {
+    std::lock_guard<std::mutex> l(mu_);
+    return answered_;
+  }
+  void Add(std::string key, const VariantResult& r) {
+    std::lock_guard<std::mutex> l(mu_);
+    runs_.emplace_back(std::move(key), r);
+    if (runs_.size() > kKept) runs_.pop_front();
+  }
+
+ private:
+  static constexpr size_t kKept = 64;
+  std::mutex mu_;
+  std::deque<std::pair<std::string, VariantResult>> runs_;
+  uint64_t answered_ = 0;
+};
+
+// The scenario without its seed, the variant and the options, as bytes.
+std::string UnseededKey(const viosim::Scenario& resolved, const std::string& variant, const RunOptions& o) {
+  viosim::Scenario s = resolved;
+  s.mutable_run()->clear_seed();
+  std::string key;
+  {
+    google::protobuf::io::StringOutputStream stream(&key);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    s.SerializeToCodedStream(&coded);
+  }
+  absl::StrAppend(&key, "|", variant, "|", o.trace_window.ps(), "|", o.base_dir, "|", o.precision, "|", o.max_factor);
+  for (const std::string& i : o.ideal) absl::StrAppend(&key, "|i:", i);
+  for (const std::string& m : o.precision_metrics) absl::StrAppend(&key, "|m:", m);
+  return key;
+}
+
+absl::StatusOr<VariantResult> RunScenarioOnce(const viosim::Scenario& resolved, const std::string& variant,
+                                              const RunOptions& options);
+
+}  // namespace
+
+uint64_t RunsAnsweredFromAnotherSeed() { return UnseededRuns::Get().answered(); }
+
 absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, const std::string& variant,
                                           const RunOptions& options) {
+  if (options.trace || options.build_only) return RunScenarioOnce(resolved, variant, options);
+  const std::string key = UnseededKey(resolved, variant, options);
+  if (std::optional<VariantResult> r = UnseededRuns::Get().Find(key)) {
+    r->seed = resolved.run().seed();
+    return *std::move(r);
+  }
+  const uint64_t seeded = sim::Rng::Seeded();
+  absl::StatusOr<VariantResult> r = RunScenarioOnce(resolved, variant, options);
+  if (r.ok() && sim::Rng::Seeded() == seeded) UnseededRuns::Get().Add(key, *r);
+  return r;
+}
+
+namespace {
+
+absl::StatusOr<VariantResult> RunScenarioOnce(const viosim::Scenario& resolved, const std::string& variant,
+                                              const RunOptions& options) {
   VariantResult out;
   out.scenario = resolved.name();
   out.variant = variant;
@@ -340,5 +427,7 @@ absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, cons
   }
   return RunFioWorkload(resolved, plan, options, std::move(out));
 }
+
+}  // namespace
 
 }  // namespace viosim

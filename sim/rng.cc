@@ -11,7 +11,14 @@ uint64_t Fnv1a64(absl::string_view s) {
   return h;
 }
 
+namespace {
+thread_local uint64_t seeded = 0;
+}  // namespace
+
+uint64_t Rng::Seeded() { return seeded; }
+
 Rng::Rng(uint64_t seed) {
+  ++seeded;
   uint64_t state = seed;
   for (uint64_t& word : s_) word = SplitMix64(&state);
 }

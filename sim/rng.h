@@ -52,6 +52,10 @@ class Rng {
   // even starting values that differ in a single bit.
   static Rng ForStream(uint64_t seed, absl::string_view name);
 
+  // How many Rngs this thread has seeded so far (copies not counted): a run
+  // that seeds none gives the same result at every seed.
+  static uint64_t Seeded();
+
   // The next 64 uniformly distributed bits.
   uint64_t Next() {
     const uint64_t result = Rotl(s_[1] * 5, 7) * 9;

@@ -35,7 +35,20 @@ double Link::MaxGoodputBps(const LinkParams& p) {
   return p.rate_bps.value * mss / (mss + p.tcpip_header.value + p.framing.value);
 }
 
-void Link::Transmit(const NetPacket& p) {
+int Link::Queued() {
+  while (!waiting_.empty() && waiting_.front() <= sim_->Now()) waiting_.pop_front();
+  return static_cast<int>(waiting_.size());
+}
+
+bool Link::Transmit(const NetPacket& p) {
+  if (!p.ack && queue_limit_ > 0) {
+    const int queued = Queued();
+    stats_.queued_sum += queued;
+    if (queued >= queue_limit_) {
+      ++stats_.drops;
+      return false;
+    }
+  }
   const sim::Time start = std::max(sim_->Now(), free_at_);
   if (p.ack) {
     free_at_ = start + sim::Time::Picos(static_cast<int64_t>(p_.ack_bytes.value * 8.0 * 1e12 / p_.rate_bps.value));
@@ -44,11 +57,13 @@ void Link::Transmit(const NetPacket& p) {
     const int64_t mss = p_.mss();
     free_at_ = start + WireTime(p.bytes);
     wire_.push_back(OnWire{start, free_at_, p.bytes});
+    if (queue_limit_ > 0 && start > sim_->Now()) waiting_.push_back(start);
     ++stats_.frames;
     stats_.segments += static_cast<uint64_t>(std::max<int64_t>(1, (p.bytes + mss - 1) / mss));
     stats_.payload += p.bytes;
   }
   arrive_.Push(free_at_ + p_.propagation.value, p);
+  return true;
 }
 
 double Link::DeliveredBits() {
@@ -63,10 +78,11 @@ double Link::DeliveredBits() {
   return delivered_bits_ + 8.0 * static_cast<double>(f.payload) * part;
 }
 
-IperfServer::IperfServer(sim::Simulator& sim, const LinkParams& p, Link& to_host, IperfStreams* sender)
+IperfServer::IperfServer(sim::Simulator& sim, const LinkParams& p, Link& to_host, TcpSenders* sender, int streams)
     : sim_(&sim),
       to_host_(&to_host),
       sender_(sender),
+      receiver_(streams),
       turnaround_(p.turnaround.value),
       answer_(sim, [this](const NetPacket& q) { Answer(q); }) {}
 
@@ -76,17 +92,17 @@ void IperfServer::Start() {
 }
 
 void IperfServer::Push(int stream) {
-  for (int64_t bytes; (bytes = sender_->NextFrame(stream)) > 0;) to_host_->Transmit(NetPacket{stream, bytes, false});
+  while (std::optional<NetPacket> f = sender_->NextFrame(stream)) to_host_->Transmit(*f);
 }
 
 void IperfServer::Answer(const NetPacket& p) {
   if (sender_ == nullptr) {
     // The receiver: one ACK for the GRO'd frame.
-    if (!p.ack) to_host_->Transmit(NetPacket{p.stream, p.bytes, true});
+    if (!p.ack) to_host_->Transmit(receiver_.OnData(p));
     return;
   }
   if (p.ack) {
-    sender_->OnAck(p.stream, p.bytes);
+    sender_->OnAck(p);
     Push(p.stream);
   }
 }

@@ -11,11 +11,11 @@
 //
 // IperfServer: the other host. When the guest sends, the server's GRO
 // merges a frame's segments (they arrive back to back) into one skb and its
-// TCP acknowledges it with one ACK (Linux acknowledges at least every second
-// full segment), `turnaround` after the frame arrived. When the guest
-// receives, the server is the sender: IperfStreams' windows and TSO sizing
-// on its side, each ACK from the guest handled `turnaround` after it
-// arrived. Its CPU is not modeled.
+// TCP acknowledges it with one ACK (TcpReceiver: cumulative, with a SACK
+// block when it lands beyond a hole), `turnaround` after the frame arrived.
+// When the guest receives, the server is the sender (TcpSenders on its
+// side), each ACK from the guest handled `turnaround` after it arrived. Its
+// CPU is not modeled.
 #ifndef VIOSIM_MODELS_NET_LINK_H_
 #define VIOSIM_MODELS_NET_LINK_H_
 
@@ -25,19 +25,12 @@
 
 #include "models/cpu/callback.h"
 #include "models/cpu/param.h"
+#include "models/net/packet.h"
 #include "models/net/tcp.h"
 #include "sim/simulator.h"
 #include "sim/time.h"
 
 namespace models {
-
-// A packet as the models pass it: a TSO frame of one stream, or its ACK.
-struct NetPacket {
-  int stream = 0;
-  int64_t bytes = 0;  // TCP payload (a frame) or bytes acknowledged (an ACK)
-  bool ack = false;
-  int bufs = 1;       // receive buffers it took in the guest (mergeable)
-};
 
 struct LinkParams {
   Param<double> rate_bps;       // line rate, bits per second
@@ -55,6 +48,8 @@ struct LinkStats {
   uint64_t segments = 0;
   int64_t payload = 0;     // TCP payload bytes sent
   uint64_t acks = 0;
+  uint64_t drops = 0;      // data frames the full queue dropped
+  double queued_sum = 0;   // data skbs waiting, as each data frame arrived
   void Reset() { *this = LinkStats(); }
 };
 
@@ -85,8 +80,16 @@ class Link {
   Link& operator=(const Link&) = delete;
 
   // The NIC's transmit of one packet (ixgbe's xmit, TSO for a frame):
-  // queued behind the packets still on the wire.
-  void Transmit(const NetPacket& p);
+  // queued behind the packets still on the wire. False: the queue held its
+  // limit of data skbs waiting to start, and the frame was dropped.
+  bool Transmit(const NetPacket& p);
+
+  // A drop-tail limit on the data skbs waiting to go on the wire (the
+  // qdisc's and the transmit ring's, counted in skbs: a 64 KiB TSO skb is
+  // one); 0 (the default): no limit.
+  void set_queue_limit(int skbs) { queue_limit_ = skbs; }
+  // Data skbs waiting now.
+  int Queued();
 
   // Wire time of `payload` bytes cut into MSS segments.
   sim::Time WireTime(int64_t payload) const;
@@ -113,6 +116,8 @@ class Link {
   };
   std::deque<OnWire> wire_;    // data frames not yet wholly on the wire
   double delivered_bits_ = 0;  // of the frames no longer in wire_
+  int queue_limit_ = 0;
+  std::deque<sim::Time> waiting_;  // start times of data frames not yet started
   LinkStats stats_;
 };
 
@@ -120,7 +125,7 @@ class IperfServer {
  public:
   // `to_host`: the server-to-host direction. When `sender`, the server
   // sends `streams`' data; otherwise it acknowledges what arrives.
-  IperfServer(sim::Simulator& sim, const LinkParams& p, Link& to_host, IperfStreams* sender);
+  IperfServer(sim::Simulator& sim, const LinkParams& p, Link& to_host, TcpSenders* sender, int streams);
   IperfServer(const IperfServer&) = delete;
   IperfServer& operator=(const IperfServer&) = delete;
 
@@ -128,13 +133,15 @@ class IperfServer {
   void Start();
   // A packet off the host-to-server link.
   void Arrive(const NetPacket& p) { answer_.Push(sim_->Now() + turnaround_, p); }
+  // A sender's stream sends what it may now.
+  void Push(int stream);
 
  private:
   void Answer(const NetPacket& p);
-  void Push(int stream);
   sim::Simulator* sim_;
   Link* to_host_;
-  IperfStreams* sender_;
+  TcpSenders* sender_;
+  TcpReceiver receiver_;
   sim::Time turnaround_;
   FixedDelay answer_;
 };

@@ -10,8 +10,8 @@ constexpr int kTxStopBelow = 2 + 18;
 }  // namespace
 
 VirtioNetGuest::VirtioNetGuest(Scheduler& host_sched, const VirtioNetGuestCosts& costs, VirtioNetRings& rings,
-                               IperfStreams* sender)
-    : sched_(&host_sched), costs_(costs), rings_(&rings), streams_(sender), vcpu_("vcpu0") {}
+                               TcpSenders* sender, int streams)
+    : sched_(&host_sched), costs_(costs), rings_(&rings), streams_(sender), receiver_(streams), vcpu_("vcpu0") {}
 
 void VirtioNetGuest::Start() { sched_->Start(vcpu_, VcpuThread()); }
 
@@ -57,6 +57,12 @@ sim::Task VirtioNetGuest::VcpuThread() {
       co_await VirtnetPoll();
       continue;
     }
+    if (!timer_pushes_.empty()) {
+      const int i = timer_pushes_.front();
+      timer_pushes_.pop_front();
+      co_await TcpPush(i);
+      continue;
+    }
     // Nothing to do: HLT, and the vCPU thread sleeps in kvm_vcpu_block().
     ++stats_.halts;
     co_await t.Run(costs_.hlt_exit.value);
@@ -91,12 +97,12 @@ sim::Task VirtioNetGuest::VirtnetPoll() {
     if (p.ack) {
       co_await vcpu_.RunUser(costs_.rx_per_packet.value);
       if (streams_ == nullptr) continue;
-      streams_->OnAck(p.stream, p.bytes);  // tcp_ack()
+      streams_->OnAck(p);                  // tcp_ack()
       co_await TcpPush(p.stream);          // tcp_data_snd_check()
     } else {
       // tcp_rcv_established(), iperf's recv() copy, and the ACK.
       co_await vcpu_.RunUser(costs_.rx_per_packet.value + costs_.copy_per_kib.value * p.bytes / 1024);
-      const NetPacket ack{p.stream, p.bytes, true};
+      const NetPacket ack = receiver_.OnData(p);
       if (tx_stopped_ || !qdisc_.empty()) {
         qdisc_.push_back(ack);
       } else {
@@ -117,15 +123,20 @@ sim::Task VirtioNetGuest::VirtnetPoll() {
 
 sim::Task VirtioNetGuest::TcpPush(int stream) {
   for (;;) {
-    const int64_t bytes = streams_->NextFrame(stream);
-    if (bytes == 0) break;
-    const NetPacket f{stream, bytes, false};
-    // dev_queue_xmit(): the qdisc holds the skb while the queue is stopped.
+    const std::optional<NetPacket> f = streams_->NextFrame(stream);
+    if (!f) break;
+    // dev_queue_xmit(): the qdisc holds the skb while the queue is stopped,
+    // up to its limit.
     if (tx_stopped_ || !qdisc_.empty()) {
-      qdisc_.push_back(f);
+      if (qdisc_limit_ > 0 && static_cast<int>(qdisc_.size()) >= qdisc_limit_) {
+        ++stats_.qdisc_drops;
+        streams_->OnLocalDrop(*f);
+        break;
+      }
+      qdisc_.push_back(*f);
       continue;
     }
-    co_await StartXmit(f);
+    co_await StartXmit(*f);
   }
 }
 

@@ -79,6 +79,7 @@ struct VirtioNetStats {
   uint64_t tx_frames = 0;      // skbs given to the TX vq
   uint64_t rx_packets = 0;     // buffers received
   uint64_t halts = 0;
+  uint64_t qdisc_drops = 0;    // skbs the full guest qdisc refused
   void Reset() { *this = VirtioNetStats(); }
 };
 
@@ -87,7 +88,7 @@ class VirtioNetGuest {
   // `sender`: the guest's iperf streams when the guest sends; null when it
   // receives (then it acknowledges each packet, as the server does).
   VirtioNetGuest(Scheduler& host_sched, const VirtioNetGuestCosts& costs, VirtioNetRings& rings,
-                 IperfStreams* sender);
+                 TcpSenders* sender, int streams);
   VirtioNetGuest(const VirtioNetGuest&) = delete;
   VirtioNetGuest& operator=(const VirtioNetGuest&) = delete;
 
@@ -97,6 +98,16 @@ class VirtioNetGuest {
 
   // Starts the vCPU thread.
   void Start();
+
+  // The guest qdisc's limit (dev->tx_queue_len, pfifo_fast), skbs; an skb
+  // beyond it is dropped (NET_XMIT_DROP) and its TCP enters CWR. 0 (the
+  // default): no limit.
+  void set_qdisc_limit(int skbs) { qdisc_limit_ = skbs; }
+
+  // Stream `i` may send again (its retransmission timer fired): done at
+  // the guest's next pass through its loop (the timer's own interrupt is
+  // not modeled: a halted vCPU sends it when something else wakes it).
+  void TimerPush(int i) { timer_pushes_.push_back(i); }
 
   // irqfd's kvm_set_msi() for virtqueue `vq`'s vector, by code on `cpu`.
   sim::Task InjectMsi(Cpu& cpu, int vq);
@@ -117,7 +128,8 @@ class VirtioNetGuest {
   Scheduler* sched_;
   VirtioNetGuestCosts costs_;
   VirtioNetRings* rings_;
-  IperfStreams* streams_;
+  TcpSenders* streams_;
+  TcpReceiver receiver_;  // when the guest receives
   Task vcpu_;
   std::function<sim::Task(Cpu&, int)> notify_;
   bool halted_ = false;
@@ -126,6 +138,8 @@ class VirtioNetGuest {
   bool napi_ = false;       // NAPI scheduled
   bool tx_stopped_ = false; // netif_stop_queue()
   std::deque<NetPacket> qdisc_;  // skbs waiting for the stopped queue
+  int qdisc_limit_ = 0;
+  std::deque<int> timer_pushes_;
   VirtioNetStats stats_;
 };
 

@@ -2,6 +2,7 @@
 // vhost-net worker serves a one-vCPU guest's virtio-net, a tap bridged to
 // a 10 GbE NIC, and the iperf streams the guest sends to a server across
 // the link (models/vhost, models/net).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/cpu/sched.h"
 #include "models/net/link.h"
+#include "models/net/linux_tcp.h"
 #include "models/net/tap.h"
 #include "models/net/tcp.h"
 #include "models/net/virtio_net.h"
@@ -26,6 +28,10 @@ namespace {
 struct Built {
   models::LinkParams link;
   models::TcpParams tcp;
+  bool linux_tcp = false;           // workload.iperf.tcp = LINUX_3_0
+  models::LinuxTcpParams linux;
+  int host_tx_queue_skbs = 0;
+  int guest_qdisc_skbs = 0;
   models::HostNicCosts nic;
   models::VhostCosts vhost;
   models::VhostParams params;
@@ -48,11 +54,11 @@ class Rig final : public BuiltRun {
       : sim_(&sim),
         m_(std::move(m)),
         rings_(b.ring, Features(b.event_idx)),
-        streams_(b.tcp),
+        streams_(MakeSenders(sim, b)),
         tap_(sim, models::SpinlockKind::kTicket, b.handoff),
         to_server_(sim, b.link, [this](const models::NetPacket& p) { server_.Arrive(p); }),
         to_host_(sim, b.link, [this](const models::NetPacket& p) { nic_.Receive(p); }),
-        server_(sim, b.link, to_host_, b.guest_receives ? &streams_ : nullptr),
+        server_(sim, b.link, to_host_, b.guest_receives ? streams_.get() : nullptr, b.tcp.streams.value),
         data_link_(b.guest_receives ? &to_host_ : &to_server_),
         nic_(sim, IrqCpus(*m_, b.nic_rx_queues), b.nic, tap_),
         dev_(sim, m_->sched(), b.vhost, b.params, models::SpinlockKind::kTicket, b.handoff),
@@ -62,8 +68,20 @@ class Rig final : public BuiltRun {
         call_tx_(sim, "eventfd_wqh_lock(call_tx)", models::SpinlockKind::kTicket, b.handoff, b.eventfd_signal),
         net_(sim, dev_, b.net, rings_, tap_, [this](const models::NetPacket& f) { to_server_.Transmit(f); },
              &call_rx_, &call_tx_),
-        guest_(m_->sched(), b.guest, rings_, b.guest_receives ? nullptr : &streams_),
+        guest_(m_->sched(), b.guest, rings_, b.guest_receives ? nullptr : streams_.get(), b.tcp.streams.value),
         pi_lock_(b.params.ttwu_pi_lock) {
+    if (b.linux_tcp) {
+      linux_tcp_ = static_cast<models::LinuxTcp*>(streams_.get());
+      if (b.guest_receives) {
+        // The server sends: its NIC's queue is taken to be the host's.
+        to_host_.set_queue_limit(b.host_tx_queue_skbs);
+        linux_tcp_->set_push([this](int i) { server_.Push(i); });
+      } else {
+        to_server_.set_queue_limit(b.host_tx_queue_skbs);
+        guest_.set_qdisc_limit(b.guest_qdisc_skbs);
+        linux_tcp_->set_push([this](int i) { guest_.TimerPush(i); });
+      }
+    }
     // Linux 3.0's try_to_wake_up() spins while the task is still on its CPU.
     m_->sched().set_ttwu_spins_on_cpu(true);
     // And, with stack.vhost_net.ttwu_queue_ipi, queues remote wake-ups.
@@ -86,6 +104,7 @@ class Rig final : public BuiltRun {
   }
 
   void Start() override {
+    if (linux_tcp_ != nullptr) linux_tcp_->Start();
     dev_.Start();
     guest_.Start();
     server_.Start();
@@ -132,6 +151,20 @@ class Rig final : public BuiltRun {
         {"interrupts_per_s", [n](Rig& r) { return n(r.guest_.stats().interrupts); }, window, 1},
         {"tx_frame_kib", [](Rig& r) { return static_cast<double>(r.data_link_->stats().payload); },
          [n](Rig& r) { return n(r.data_link_->stats().frames); }, 1.0 / 1024},
+        // The guest's TCP senders: frames (skbs, retransmissions included)
+        // and retransmissions per second, each stream's congestion window
+        // after an ACK (segments; WINDOW_SHARE: its fixed window), the
+        // RTT samples' mean (LINUX_3_0), and the host NIC's queue: skbs
+        // waiting as a frame arrives, frames dropped per second.
+        {"tcp_frames_per_s", [n](Rig& r) { return n(r.streams_->stats().frames); }, window, 1},
+        {"tcp_retransmits_per_s", [n](Rig& r) { return n(r.streams_->stats().retransmits); }, window, 1},
+        {"tcp_cwnd_segments", [](Rig& r) { return r.streams_->stats().cwnd_sum; },
+         [n](Rig& r) { return n(r.streams_->stats().acks); }, 1},
+        {"tcp_rtt_ms", [](Rig& r) { return r.streams_->stats().rtt_sum_s; },
+         [n](Rig& r) { return n(r.streams_->stats().rtt_samples); }, 1e3},
+        {"host_queue_skbs", [](Rig& r) { return r.data_link_->stats().queued_sum; },
+         [n](Rig& r) { return n(r.data_link_->stats().frames + r.data_link_->stats().drops); }, 1},
+        {"host_queue_drops_per_s", [n](Rig& r) { return n(r.data_link_->stats().drops); }, window, 1},
         {"vhost_handle_tx_pct", [ps](Rig& r) { return ps(r.net_.stats().in_handle_tx); }, window_ps, 100},
         {"vhost_handle_rx_pct", [ps](Rig& r) { return ps(r.net_.stats().in_handle_rx); }, window_ps, 100},
         {"vhost_work_lock_spin_pct", [ps](Rig& r) { return ps(r.dev_.stats().work_lock_spin); }, window_ps, 100},
@@ -162,7 +195,7 @@ class Rig final : public BuiltRun {
     dev_.ResetStats();
     net_.ResetStats();
     guest_.ResetStats();
-    streams_.ResetStats();
+    streams_->ResetStats();
     to_server_.ResetStats();
     to_host_.ResetStats();
     delivered_at_reset_ = data_link_->DeliveredBits();
@@ -180,6 +213,10 @@ class Rig final : public BuiltRun {
   static std::vector<models::Cpu*> IrqCpus(Machine& m, int queues) {
     return std::vector<models::Cpu*>(m.cpus().begin(), m.cpus().begin() + queues);
   }
+  static std::unique_ptr<models::TcpSenders> MakeSenders(sim::Simulator& sim, const Built& b) {
+    if (b.linux_tcp) return std::make_unique<models::LinuxTcp>(sim, b.linux, nullptr);
+    return std::make_unique<models::IperfStreams>(b.tcp);
+  }
   static models::VirtqueueFeatures Features(bool event_idx) {
     models::VirtqueueFeatures f;
     f.event_idx = event_idx;
@@ -190,7 +227,7 @@ class Rig final : public BuiltRun {
   sim::Simulator* sim_;
   std::unique_ptr<Machine> m_;
   models::VirtioNetRings rings_;
-  models::IperfStreams streams_;
+  std::unique_ptr<models::TcpSenders> streams_;
   models::Tap tap_;
   models::Link to_server_;
   models::Link to_host_;
@@ -208,6 +245,7 @@ class Rig final : public BuiltRun {
   }
 
   bool pi_lock_;  // the worker's pi_lock row is shown (VhostParams::ttwu_pi_lock)
+  models::LinuxTcp* linux_tcp_ = nullptr;
   double delivered_at_reset_ = 0;
   sim::Time vcpu_runtime_at_reset_;
 };
@@ -257,13 +295,15 @@ absl::StatusOr<std::unique_ptr<BuiltRun>> Build(sim::Simulator& sim, const Param
                                 {"guest_copy_per_kib", &b.guest.copy_per_kib}};
     if (absl::Status st = RequiredCosts(v, receive); !st.ok()) return st;
   }
-  const CostSlot rtt[] = {{"path_rtt", &path}};
-  if (absl::Status st = RequiredCosts(w, rtt); !st.ok()) return st;
+  b.linux_tcp = w.Enum("tcp") == ::viosim::Workload_Iperf::LINUX_3_0;
+  if (!b.linux_tcp) {
+    const CostSlot rtt[] = {{"path_rtt", &path}};
+    if (absl::Status st = RequiredCosts(w, rtt); !st.ok()) return st;
+  }
   models::Param<sim::Time> signal{};
   const CostSlot more[] = {{"eventfd_signal", &signal}};
   if (absl::Status st = RequiredCosts(v, more); !st.ok()) return st;
   b.eventfd_signal = signal.value;
-  const sim::Time path_rtt = path.value;
   if (!v.Has("link_rate_bps")) return absl::InvalidArgumentError(absl::StrCat("field '", k, "link_rate_bps' is required"));
   // A power of two: the loader's checks (scenarios/checks.cc) refuse
   // others, and the virtqueue model checks it.
@@ -311,8 +351,25 @@ absl::StatusOr<std::unique_ptr<BuiltRun>> Build(sim::Simulator& sim, const Param
   b.tcp.gso_max.value = static_cast<int>(w.Int("gso_max"));
   b.tcp.tso_win_divisor.value = static_cast<int>(w.Int("tso_win_divisor"));
   b.tcp.receive_window.value = w.Int("receive_window");
-  // The bytes the path holds when its queues are full: goodput x RTT.
-  b.tcp.path_bytes.value = static_cast<int64_t>(models::Link::MaxGoodputBps(b.link) / 8 * path_rtt.ToSeconds());
+  if (b.linux_tcp) {
+    models::LinuxTcpParams& l = b.linux;
+    l.streams = b.tcp.streams.value;
+    l.mss = b.tcp.mss.value;
+    l.gso_max = b.tcp.gso_max.value;
+    // tcp_xmit_size_goal(): gso_max - 1 less the IP and TCP headers, in
+    // whole segments.
+    l.size_goal = std::max<int64_t>(l.mss, (l.gso_max - 1 - tcpip_header) / l.mss * l.mss);
+    l.tso_win_divisor = b.tcp.tso_win_divisor.value;
+    l.peer_window = b.tcp.receive_window.value;
+    l.hz = static_cast<int>(w.Int("hz"));
+    l.initial_cwnd = static_cast<int>(w.Int("initial_cwnd"));
+    l.hystart = w.Bool("hystart");
+    b.host_tx_queue_skbs = static_cast<int>(v.Int("host_tx_queue_skbs"));
+    if (!b.guest_receives) b.guest_qdisc_skbs = static_cast<int>(v.Int("guest_qdisc_skbs"));
+  } else {
+    // The bytes the path holds when its queues are full: goodput x RTT.
+    b.tcp.path_bytes.value = static_cast<int64_t>(models::Link::MaxGoodputBps(b.link) / 8 * path.value.ToSeconds());
+  }
 
   absl::StatusOr<models::HostCosts> host = HostCostsOf(s["platform"], kHostSched);
   if (!host.ok()) return host.status();

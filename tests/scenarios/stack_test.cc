@@ -244,5 +244,38 @@ TEST(StackTest, AJobFileWithMoreThanOneGroupIsRefusedByTheEngineNamingTheField) 
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("groups"));
 }
 
+// A run that seeds no random stream (vhost-wake's model has none) is the
+// same at every seed: the run at the next seed is answered from the first,
+// with its own seed. A run that draws (fio's random offsets) is run again
+// and differs.
+TEST(RunScenarioTest, OnlyARunWithoutRandomStreamsIsAnsweredForAnotherSeed) {
+  // Variant `v` of `path`, shortened, at `seed`.
+  auto run = [](const char* path, const char* v, int seed) {
+    absl::StatusOr<ScenarioFile> f = LoadScenarioFile(path);
+    EXPECT_TRUE(f.ok()) << f.status();
+    absl::StatusOr<Scenario> s = ResolveVariant(
+        *f, v, {"run.warmup=1ms", "run.duration=5ms", "run.batches=5", absl::StrCat("run.seed=", seed)});
+    EXPECT_TRUE(s.ok()) << s.status();
+    RunOptions options;
+    options.base_dir = "scenarios";
+    absl::StatusOr<VariantResult> r = RunScenario(*s, v, options);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return *r;
+  };
+  const uint64_t answered = RunsAnsweredFromAnotherSeed();
+  const VariantResult a = run("scenarios/vhost_work_queue.textproto", "streams8-original", 1);
+  const VariantResult b = run("scenarios/vhost_work_queue.textproto", "streams8-original", 2);
+  EXPECT_EQ(RunsAnsweredFromAnotherSeed(), answered + 1);
+  EXPECT_EQ(a.seed, 1u);
+  EXPECT_EQ(b.seed, 2u);
+  ASSERT_EQ(a.metrics.size(), b.metrics.size());
+  for (size_t i = 0; i < a.metrics.size(); ++i) EXPECT_EQ(a.metrics[i].value, b.metrics[i].value);
+
+  const VariantResult c = run("scenarios/virtio_blk_poll.textproto", "randread-4k-hipri0", 1);
+  const VariantResult d = run("scenarios/virtio_blk_poll.textproto", "randread-4k-hipri0", 2);
+  EXPECT_EQ(RunsAnsweredFromAnotherSeed(), answered + 1);
+  EXPECT_NE(c.events, d.events);
+}
+
 }  // namespace
 }  // namespace viosim

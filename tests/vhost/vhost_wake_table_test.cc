@@ -10,7 +10,10 @@
 //   - what the patch can save anyone (all spinning for work_lock) is below
 //     the post's saving, and pi_lock, when modeled, is contended only
 //     after the patch (docs/vhost_wake.md, "Mechanisms tried");
-// and the two FITTED costs are still what `viosim calibrate` finds.
+// the TCP the streams run (Linux 3.0's, measured over iperf's 10 s run)
+// keeps large frames at every stream count, losing only where the host
+// queue's skbs run out; and the FITTED cost is still what `viosim
+// calibrate` finds.
 #include <cmath>
 #include <map>
 #include <regex>
@@ -85,8 +88,8 @@ TEST(VhostWakeTableTest, ThroughputIsWithinThreePercentAndNeverAboveTheWire) {
 // Even a shorter server turnaround, which lets the streams fill the link
 // sooner, leaves the throughput at the wire's ceiling, not above it.
 TEST(VhostWakeTableTest, AFasterPathDoesNotBeatTheWire) {
-  const double tp = RunVariant("streams8-original", {"stack.vhost_net.server_turnaround.value=1us",
-                                              "workload.iperf.path_rtt.value=20ms"})["throughput_gbps"];
+  const double tp =
+      RunVariant("streams8-original", {"stack.vhost_net.server_turnaround.value=1us"})["throughput_gbps"];
   EXPECT_LE(tp, WireGoodputGbps() * (1 + 1e-9));
   EXPECT_GT(tp, WireGoodputGbps() * 0.99);
 }
@@ -109,7 +112,8 @@ TEST(VhostWakeTableTest, TheGuestReceivingFillsTheLinkWithoutBeatingIt) {
 TEST(VhostWakeTableTest, OneWakerWithoutContentionGivesTheSameCpuInBothVariants) {
   const std::map<std::string, double> o = RunVariant("streams1-original");
   const std::map<std::string, double> m = RunVariant("streams1-modified");
-  EXPECT_EQ(o.at("work_lock_wait_mean_us"), 0) << "one stream: no contention on work_lock";
+  // One stream: the kick and the ACKs' softirq are the only wakers.
+  EXPECT_LT(o.at("work_lock_wait_mean_us"), 1e-3) << "one stream: next to no contention on work_lock";
   EXPECT_NEAR(m.at("vhost_cpu_pct") / o.at("vhost_cpu_pct"), 1.0, 0.01);
 }
 
@@ -210,7 +214,8 @@ TEST(VhostWakeTableTest, TheTraceShowsTheWakeInsideTheHoldOnlyBeforeThePatch) {
     RunOptions options;
     options.trace = true;
     absl::StatusOr<VariantResult> r =
-        RunResult(absl::StrCat("streams256-", col), {"run.duration=2ms", "run.batches=2"}, options);
+        RunResult(absl::StrCat("streams256-", col), {"run.warmup=500ms", "run.duration=2ms", "run.batches=2"},
+                  options);
     ASSERT_TRUE(r.ok()) << r.status();
     const std::vector<Slice> slices = Slices(r->trace_json);
     ASSERT_GT(slices.size(), 100u);
@@ -223,7 +228,32 @@ TEST(VhostWakeTableTest, TheTraceShowsTheWakeInsideTheHoldOnlyBeforeThePatch) {
   }
 }
 
-// The scenario's FITTED costs are still the fit on today's model.
+// Linux 3.0's TCP, per stream count: one and eight streams are held by the
+// server's window and never lose (the queue of skbs holds them); 64 and 256
+// fill the host's 1028-skb queue, drop, recover with MSS-sized
+// retransmissions, and still send frames of more than 40 KiB (3.0's
+// deferral), so packets per second grow by less than half.
+TEST(VhostWakeTableTest, ThreeZeroTcpKeepsFramesLargeAndLosesOnlyPastTheQueue) {
+  const std::map<std::string, double> one = RunVariant("streams1-original");
+  for (const Row& r : kRows) {
+    SCOPED_TRACE(r.streams);
+    const std::map<std::string, double> m = RunVariant(absl::StrCat("streams", r.streams, "-original"));
+    EXPECT_GT(m.at("tx_frame_kib"), 40);
+    EXPECT_LT(m.at("packets_per_s"), 1.5 * one.at("packets_per_s"));
+    EXPECT_LE(m.at("host_queue_skbs"), 1028);
+    if (r.streams <= 8) {
+      EXPECT_EQ(m.at("tcp_retransmits_per_s"), 0);
+      EXPECT_EQ(m.at("host_queue_drops_per_s"), 0);
+      // Each window is the server's 3 MiB: 2,172 segments at most.
+      EXPECT_LE(m.at("tcp_cwnd_segments"), 3145728.0 / 1448 + 10);
+    } else {
+      EXPECT_GT(m.at("tcp_retransmits_per_s"), 0);
+      EXPECT_GT(m.at("host_queue_drops_per_s"), 0);
+    }
+  }
+}
+
+// The scenario's FITTED cost is still the fit on today's model.
 TEST(VhostWakeTableTest, TheFittedCostsAreStillTheFit) {
   struct Fit {
     const char* field;
@@ -234,8 +264,6 @@ TEST(VhostWakeTableTest, TheFittedCostsAreStillTheFit) {
   const Fit fits[] = {
       {"stack.vhost_net.tx_copy_per_kib.value", "streams1-original/vhost_cpu_pct", "10ns,300ns",
        [](const Scenario& s) -> const std::string& { return s.stack().vhost_net().tx_copy_per_kib().value(); }},
-      {"workload.iperf.path_rtt.value", "streams64-original/vhost_cpu_pct", "800us,3ms",
-       [](const Scenario& s) -> const std::string& { return s.workload().iperf().path_rtt().value(); }},
   };
   absl::StatusOr<ScenarioFile> file = LoadScenarioFile(kScenario);
   ASSERT_TRUE(file.ok()) << file.status();
@@ -247,9 +275,6 @@ TEST(VhostWakeTableTest, TheFittedCostsAreStillTheFit) {
     ASSERT_TRUE(analysis::ParseCellAndRange(f.cell, f.range, &spec).ok());
     absl::StatusOr<analysis::Calibration> c = analysis::Calibrate(*file, spec, analysis::RunRequest{});
     ASSERT_TRUE(c.ok()) << c.status();
-    // path_rtt moves the metric in steps (windows in whole segments), so its
-    // search ends at a step rather than within 0.1%: the closest value is
-    // the fit either way.
     const std::string& best = c->values[static_cast<size_t>(c->search.best)];
     absl::StatusOr<sim::Time> now = ParseDuration(best);
     absl::StatusOr<sim::Time> carried = ParseDuration(f.carried(file->scenario));
