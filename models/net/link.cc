@@ -92,7 +92,13 @@ void IperfServer::Start() {
 }
 
 void IperfServer::Push(int stream) {
-  while (std::optional<NetPacket> f = sender_->NextFrame(stream)) to_host_->Transmit(*f);
+  while (std::optional<NetPacket> f = sender_->NextFrame(stream)) {
+    // The server's own queue refusing it is a local drop (NET_XMIT_DROP).
+    if (!to_host_->Transmit(*f)) {
+      sender_->OnLocalDrop(*f);
+      break;
+    }
+  }
 }
 
 void IperfServer::Answer(const NetPacket& p) {

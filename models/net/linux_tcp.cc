@@ -88,6 +88,7 @@ std::optional<NetPacket> LinuxTcp::Retransmit(int i, Flow& f) {
     }
     it->retrans = true;
     it->ever_retrans = true;
+    it->ack_seq = f.snd_nxt;
     it->sent = sim_->Now();
     f.retrans_out += it->segs;
     ++stats_.frames;
@@ -157,7 +158,8 @@ std::optional<NetPacket> LinuxTcp::NextFrame(int i) {
   f.rtx.push_back(s);
   f.packets_out += s.segs;
   f.snd_nxt += bytes;
-  if (f.rto_at == sim::Time::Zero()) f.rto_at = sim_->Now() + Rto(f);
+  if (f.rto_at == sim::Time::Zero() || f.probe) f.rto_at = sim_->Now() + Rto(f);
+  f.probe = false;
   ++stats_.frames;
   stats_.bytes_sent += bytes;
   NetPacket out;
@@ -187,14 +189,18 @@ void LinuxTcp::OnLocalDrop(const NetPacket& frame) {
     f.packets_out -= s.segs;
     f.snd_nxt -= s.len;
     f.returned.push_front(s.len);
-    if (f.rtx.empty()) f.rto_at = sim::Time::Zero();
   }
-  if (f.state == CaState::kOpen) EnterRecoveryOrCwr(f, CaState::kCwr);
+  if (f.state == CaState::kOpen || f.state == CaState::kDisorder) EnterRecoveryOrCwr(f, CaState::kCwr);
+  // tcp_check_probe_timer(): nothing in flight to clock the next try.
+  if (f.packets_out == 0) {
+    f.rto_at = sim_->Now() + Rto(f);
+    f.probe = true;
+  }
 }
 
 // tcp_enter_cwr() or the entry into Recovery in tcp_fastretrans_alert().
 void LinuxTcp::EnterRecoveryOrCwr(Flow& f, CaState to) {
-  if (f.state == CaState::kOpen) f.ssthresh = static_cast<int>(CubicSsthresh(f));
+  if (f.state == CaState::kOpen || f.state == CaState::kDisorder) f.ssthresh = static_cast<int>(CubicSsthresh(f));
   f.cwnd_cnt = 0;
   f.high_seq = f.snd_nxt;
   if (to == CaState::kCwr) {
@@ -206,18 +212,59 @@ void LinuxTcp::EnterRecoveryOrCwr(Flow& f, CaState to) {
   f.state = to;
 }
 
-// tcp_update_scoreboard() with FACK: un-SACKed skbs wholly within the first
-// fackets_out - reordering segments are lost.
+// tcp_update_scoreboard() with FACK: tcp_mark_head_lost() of the first
+// max(1, fackets_out - reordering) segments up to high_seq, counting every
+// skb, the straddling one split so that exactly that many are marked.
 void LinuxTcp::MarkLostFack(Flow& f) {
-  int budget = f.fackets_out - kReordering;
-  for (Skb& s : f.rtx) {
-    if (budget < s.segs) break;
-    budget -= s.segs;
-    if (!s.sacked && !s.lost) {
-      s.lost = true;
-      f.lost_out += s.segs;
+  const int packets = std::max(1, f.fackets_out - kReordering);
+  int cnt = 0;
+  for (auto it = f.rtx.begin(); it != f.rtx.end(); ++it) {
+    if (it->end() > f.high_seq) break;
+    const int old = cnt;
+    cnt += it->segs;
+    if (cnt > packets) {
+      if (old >= packets || it->sacked || it->lost) break;
+      // tcp_fragment(): the first (packets - old) segments are marked.
+      Skb rest = *it;
+      const int64_t head = static_cast<int64_t>(packets - old) * p_.mss;
+      rest.seq += head;
+      rest.len -= head;
+      rest.segs = Segs(rest.len);
+      it->len = head;
+      it->segs = packets - old;
+      it = f.rtx.insert(std::next(it), rest);
+      --it;
     }
+    if (!it->sacked && !it->lost) {
+      it->lost = true;
+      f.lost_out += it->segs;
+    }
+    if (cnt >= packets) break;
   }
+}
+
+// tcp_mark_lost_retrans(): a retransmission the receiver has SACKed past
+// the snd_nxt it went out under was lost too; it is to be sent again.
+void LinuxTcp::MarkLostRetrans(Flow& f) {
+  const int64_t received_upto = std::max(f.snd_una, f.high_sacked);
+  for (Skb& s : f.rtx) {
+    if (!s.retrans || received_upto <= s.ack_seq) continue;
+    s.retrans = false;
+    f.retrans_out -= s.segs;
+  }
+}
+
+void LinuxTcp::TryToOpen(Flow& f, bool progress) {
+  if (f.state == CaState::kCwr) {
+    if (progress) CwndDown(f);
+    return;
+  }
+  const CaState to = f.sacked_out + f.lost_out > 0 || f.retrans_out > 0 ? CaState::kDisorder : CaState::kOpen;
+  if (f.state != to) {
+    f.state = to;
+    f.high_seq = f.snd_nxt;
+  }
+  Moderate(f);
 }
 
 // tcp_cwnd_down(), on an ACK that made progress.
@@ -282,6 +329,7 @@ void LinuxTcp::OnAck(const NetPacket& ack) {
         f.retrans_out -= s.segs;
       }
       f.fackets_out = std::max(f.fackets_out, segs);
+      f.high_sacked = std::max(f.high_sacked, s.end());
     }
   }
   // tcp_clean_rtx_queue().
@@ -308,6 +356,7 @@ void LinuxTcp::OnAck(const NetPacket& ack) {
     if (trim > 0 && !s.sacked && !s.lost && !s.retrans) {
       const int segs = Segs(s.len - trim);
       f.packets_out -= s.segs - segs;
+      f.fackets_out = std::max(0, f.fackets_out - (s.segs - segs));
       s.seq += trim;
       s.len -= trim;
       s.segs = segs;
@@ -324,7 +373,9 @@ void LinuxTcp::OnAck(const NetPacket& ack) {
     int64_t rtt_us = -1;
     if (!retrans_acked && last_sent.has_value()) {
       const sim::Time m = now - *last_sent;
-      rtt_us = m.ps() / 1000000;
+      // With HZ >= 1000, 3.0's CUBIC takes no microsecond stamp: the
+      // sample is jiffies_to_usecs() of a jiffy count.
+      rtt_us = p_.hz < 1000 ? m.ps() / 1000000 : (Jiffies() - (last_sent->ps() / jiffy_.ps() + kClockOffset)) * 1000000 / p_.hz;
       stats_.rtt_sum_s += m.ToSeconds();
       ++stats_.rtt_samples;
       // tcp_rtt_estimator().
@@ -343,32 +394,54 @@ void LinuxTcp::OnAck(const NetPacket& ack) {
   }
   stats_.cwnd_sum += f.cwnd;
   const bool progress = data_acked || sacked_new;
-  const bool dubious = f.state != CaState::kOpen || f.sacked_out > 0 || f.lost_out > 0;
-  const bool may_raise = f.state == CaState::kOpen || f.state == CaState::kLoss;
+  if (f.state == CaState::kRecovery && f.retrans_out > 0 && sacked_new) MarkLostRetrans(f);
+  // tcp_ack_is_dubious(): no new data acknowledged, new SACKs, or not Open.
+  const bool dubious = !data_acked || sacked_new || f.state != CaState::kOpen;
+  // tcp_may_raise_cwnd(): not in CWR or Recovery.
+  const bool may_raise = f.state != CaState::kCwr && f.state != CaState::kRecovery;
   if (data_acked && may_raise) CongAvoid(f, prior_in_flight);
   if (!dubious) return;
-  // tcp_fastretrans_alert().
-  switch (f.state) {
-    case CaState::kCwr:
-    case CaState::kRecovery:
-      if (f.snd_una >= f.high_seq) {
-        // tcp_complete_cwr().
+  // tcp_fastretrans_alert(). E: the state's exit once high_seq is acked.
+  if (f.state != CaState::kOpen && f.snd_una >= f.high_seq) {
+    switch (f.state) {
+      case CaState::kCwr:
+        // Held until something above high_seq is acked; no undo marker, so
+        // tcp_complete_cwr() leaves cwnd as it is.
+        if (f.snd_una != f.high_seq) f.state = CaState::kOpen;
+        break;
+      case CaState::kRecovery:
+        // tcp_complete_cwr() with the undo marker of the recovery.
         f.cwnd = std::min(f.cwnd, f.ssthresh);
         f.state = CaState::kOpen;
-        f.cwnd_cnt = 0;
-        return;
-      }
-      if (f.state == CaState::kRecovery) MarkLostFack(f);
+        break;
+      case CaState::kDisorder:
+      case CaState::kLoss:
+        f.state = CaState::kOpen;
+        break;
+      case CaState::kOpen:
+        break;
+    }
+  }
+  // F: the state's own processing.
+  switch (f.state) {
+    case CaState::kRecovery:
+      // Lost marks on duplicate or SACKing ACKs, not on a partial ACK.
+      if (!data_acked || (sacked_new && f.fackets_out > kReordering)) MarkLostFack(f);
       if (progress) CwndDown(f);
       return;
     case CaState::kLoss:
-      if (f.snd_una >= f.high_seq) f.state = CaState::kOpen;
+      Moderate(f);
       return;
     case CaState::kOpen:
+    case CaState::kDisorder:
+    case CaState::kCwr:
+      // tcp_time_to_recover().
       if (f.lost_out > 0 || f.fackets_out > kReordering) {
         EnterRecoveryOrCwr(f, CaState::kRecovery);
         MarkLostFack(f);
         if (progress) CwndDown(f);
+      } else {
+        TryToOpen(f, progress);
       }
       return;
   }
@@ -380,9 +453,18 @@ void LinuxTcp::Tick() {
   const sim::Time now = sim_->Now();
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
-    if (f.rto_at == sim::Time::Zero() || f.rto_at > now || f.rtx.empty()) continue;
+    if (f.rto_at == sim::Time::Zero() || f.rto_at > now) continue;
+    if (f.probe || f.rtx.empty()) {
+      // The probe timer: nothing in flight; the stream tries again.
+      f.rto_at = sim::Time::Zero();
+      f.probe = false;
+      if (push_) push_(static_cast<int>(i));
+      continue;
+    }
     ++stats_.timeouts;
-    if (f.state == CaState::kOpen || f.state == CaState::kCwr || f.snd_una == f.high_seq) {
+    // tcp_enter_loss(): a new ssthresh unless this loss continues one.
+    if (f.state == CaState::kOpen || f.state == CaState::kDisorder || f.snd_una == f.high_seq ||
+        (f.state == CaState::kLoss && f.backoff == 0)) {
       f.ssthresh = static_cast<int>(CubicSsthresh(f));
     }
     f.cwnd = 1;

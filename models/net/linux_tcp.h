@@ -21,18 +21,25 @@
 //     avoidance when cwnd-limited (tcp_is_cwnd_limited() with its TSO
 //     headroom rule): slow start grows cwnd by one per ACK (tcp_abc = 0),
 //     above ssthresh bictcp_update()'s cubic and TCP-friendly targets.
-//   - tcp_fastretrans_alert(), FACK on: Recovery when SACKed data lies more
-//     than `reordering` (3) segments beyond snd_una; un-SACKed skbs below
-//     that point are lost; ssthresh from CUBIC (cwnd x 717/1024, with fast
-//     convergence); rate halving (tcp_cwnd_down(): one segment per two ACKs
-//     down to ssthresh, never above in flight + 1); lost skbs sent again
-//     one MSS each (tcp_retransmit_skb() fragments to the MSS); out of
-//     Recovery when snd_una passes high_seq, cwnd at most ssthresh.
+//   - tcp_fastretrans_alert(), FACK on: Disorder while anything is SACKed
+//     (no TSO deferral there), cwnd moderated to in flight + 3; Recovery
+//     when SACKed data lies more than `reordering` (3) segments beyond
+//     snd_una, from Open, Disorder or CWR; tcp_mark_head_lost() marks the
+//     first fackets_out - reordering segments (at least one, up to
+//     high_seq, the straddling skb split) lost; ssthresh from CUBIC (cwnd x
+//     717/1024, with fast convergence); rate halving (tcp_cwnd_down(): one
+//     segment per two ACKs down to ssthresh, never above in flight + 1);
+//     lost skbs sent again one MSS each (tcp_retransmit_skb() fragments to
+//     the MSS), a retransmission itself lost once SACKs pass the snd_nxt it
+//     went out under (tcp_mark_lost_retrans()); out of Recovery when
+//     snd_una reaches high_seq, cwnd at most ssthresh.
 //   - A local qdisc drop (NET_XMIT_DROP): the skb stays unsent and the
-//     stream enters CWR (tcp_enter_cwr()), reduced the same way.
+//     stream enters CWR (tcp_enter_cwr()), reduced the same way, left when
+//     snd_una passes high_seq; with nothing in flight the probe timer
+//     (tcp_check_probe_timer(), one RTO) tries again.
 //   - The retransmission timer (srtt + max(4 rttvar, 200 ms), doubled per
 //     back-off), checked each jiffy: Loss, cwnd 1, every un-SACKed skb
-//     lost, CUBIC reset, slow start again.
+//     lost, CUBIC reset, slow start again, cwnd moderated on each ACK.
 //
 // Not modeled: delayed ACKs at the receiver (it acknowledges every skb),
 // Nagle and push_one (the head skb is never the tail), undo (DSACK, F-RTO,
@@ -42,6 +49,7 @@
 #ifndef VIOSIM_MODELS_NET_LINUX_TCP_H_
 #define VIOSIM_MODELS_NET_LINUX_TCP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -87,7 +95,7 @@ class LinuxTcp final : public TcpSenders {
   double MeanCwndSegments() const override;
 
   // For tests and reports: stream i's state.
-  enum class CaState { kOpen, kCwr, kRecovery, kLoss };
+  enum class CaState { kOpen, kDisorder, kCwr, kRecovery, kLoss };
   int cwnd(int i) const { return flow(i).cwnd; }
   int ssthresh(int i) const { return flow(i).ssthresh; }
   CaState ca_state(int i) const { return flow(i).state; }
@@ -106,6 +114,7 @@ class LinuxTcp final : public TcpSenders {
     bool lost = false;
     bool retrans = false;  // sent again and not yet acknowledged or SACKed
     bool ever_retrans = false;
+    int64_t ack_seq = 0;  // snd_nxt when last sent again (tcp_mark_lost_retrans())
     int64_t end() const { return seq + len; }
   };
   // struct bictcp, 3.0.
@@ -131,12 +140,14 @@ class LinuxTcp final : public TcpSenders {
     int cwnd = 10, ssthresh = 0x7fffffff, cwnd_cnt = 0;
     int packets_out = 0, sacked_out = 0, lost_out = 0, retrans_out = 0;
     int fackets_out = 0;              // segments up to the highest SACKed
+    int64_t high_sacked = 0;          // end of the highest SACKed skb
     CaState state = CaState::kOpen;
     int64_t high_seq = 0;
     int64_t tso_deferred = -1;        // jiffy of the last deferral
     sim::Time srtt, rttvar;
     int backoff = 0;
     sim::Time rto_at;                 // zero: not armed
+    bool probe = false;               // rto_at is the zero-window/probe timer (nothing in flight)
     Cubic ca;
   };
 
@@ -149,6 +160,10 @@ class LinuxTcp final : public TcpSenders {
   std::optional<NetPacket> Retransmit(int i, Flow& f);
   bool ShouldDefer(Flow& f, int64_t skb_len, int64_t send_win);
   void MarkLostFack(Flow& f);
+  void MarkLostRetrans(Flow& f);
+  // tcp_try_to_open(): Open or Disorder, cwnd moderated.
+  void TryToOpen(Flow& f, bool progress);
+  void Moderate(Flow& f) { f.cwnd = std::min(f.cwnd, InFlight(f) + 3); }  // tcp_moderate_cwnd()
   void CwndDown(Flow& f);
   void EnterRecoveryOrCwr(Flow& f, CaState to);
   void CongAvoid(Flow& f, int prior_in_flight);

@@ -68,11 +68,26 @@ sim::Task VirtioNetGuest::VcpuThread() {
     co_await t.Run(costs_.hlt_exit.value);
     t.SetState(Task::State::kInterruptible);
     halted_ = true;
-    if (!irq_rx_ && !irq_tx_) co_await t.Schedule();
+    if (!irq_rx_ && !irq_tx_ && timer_pushes_.empty()) co_await t.Schedule();
     t.SetState(Task::State::kRunning);
     halted_ = false;
     from_halt = true;
   }
+}
+
+void VirtioNetGuest::TimerPush(int i) {
+  timer_pushes_.push_back(i);
+  if (halted_ && !timer_irq_ && vcpu_.cpu() != nullptr) {
+    timer_irq_ = true;
+    vcpu_.cpu()->RaiseIrq(TimerIrq());
+  }
+}
+
+// apic_timer_fn() -> kvm_vcpu_kick(): the halted vCPU thread woken.
+sim::Task VirtioNetGuest::TimerIrq() {
+  Cpu& cpu = *vcpu_.cpu();
+  timer_irq_ = false;
+  if (halted_) co_await sched_->TryToWakeUp(vcpu_, cpu);
 }
 
 sim::Task VirtioNetGuest::InjectMsi(Cpu& cpu, int vq) {

@@ -104,10 +104,12 @@ class VirtioNetGuest {
   // default): no limit.
   void set_qdisc_limit(int skbs) { qdisc_limit_ = skbs; }
 
-  // Stream `i` may send again (its retransmission timer fired): done at
-  // the guest's next pass through its loop (the timer's own interrupt is
-  // not modeled: a halted vCPU sends it when something else wakes it).
-  void TimerPush(int i) { timer_pushes_.push_back(i); }
+  // Stream `i` may send again (its retransmission or probe timer fired):
+  // done at the guest's next pass through its loop. A halted vCPU is woken
+  // for it as KVM's LAPIC timer does (its hrtimer's interrupt on the host
+  // CPU the vCPU thread last ran on, then kvm_vcpu_kick()); the timer
+  // interrupt's own entry and exit are not charged.
+  void TimerPush(int i);
 
   // irqfd's kvm_set_msi() for virtqueue `vq`'s vector, by code on `cpu`.
   sim::Task InjectMsi(Cpu& cpu, int vq);
@@ -122,6 +124,7 @@ class VirtioNetGuest {
   sim::Task StartXmit(const NetPacket& frame);
   sim::Task TcpPush(int stream);  // tcp_write_xmit() for one stream
   sim::Task TryFillRecv();
+  sim::Task TimerIrq();
   sim::Task Kick(int vq);
   void FreeOldXmitSkbs();
 
@@ -140,6 +143,7 @@ class VirtioNetGuest {
   std::deque<NetPacket> qdisc_;  // skbs waiting for the stopped queue
   int qdisc_limit_ = 0;
   std::deque<int> timer_pushes_;
+  bool timer_irq_ = false;  // a timer interrupt is raised to wake the halted vCPU
   VirtioNetStats stats_;
 };
 

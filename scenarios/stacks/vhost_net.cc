@@ -151,13 +151,16 @@ class Rig final : public BuiltRun {
         {"interrupts_per_s", [n](Rig& r) { return n(r.guest_.stats().interrupts); }, window, 1},
         {"tx_frame_kib", [](Rig& r) { return static_cast<double>(r.data_link_->stats().payload); },
          [n](Rig& r) { return n(r.data_link_->stats().frames); }, 1.0 / 1024},
-        // The guest's TCP senders: frames (skbs, retransmissions included)
-        // and retransmissions per second, each stream's congestion window
+        // The guest's TCP senders: frames (skbs, retransmissions included),
+        // retransmissions, entries into Recovery and retransmission
+        // timeouts per second, each stream's congestion window
         // after an ACK (segments; WINDOW_SHARE: its fixed window), the
         // RTT samples' mean (LINUX_3_0), and the host NIC's queue: skbs
         // waiting as a frame arrives, frames dropped per second.
         {"tcp_frames_per_s", [n](Rig& r) { return n(r.streams_->stats().frames); }, window, 1},
         {"tcp_retransmits_per_s", [n](Rig& r) { return n(r.streams_->stats().retransmits); }, window, 1},
+        {"tcp_recoveries_per_s", [n](Rig& r) { return n(r.streams_->stats().recoveries); }, window, 1},
+        {"tcp_timeouts_per_s", [n](Rig& r) { return n(r.streams_->stats().timeouts); }, window, 1},
         {"tcp_cwnd_segments", [](Rig& r) { return r.streams_->stats().cwnd_sum; },
          [n](Rig& r) { return n(r.streams_->stats().acks); }, 1},
         {"tcp_rtt_ms", [](Rig& r) { return r.streams_->stats().rtt_sum_s; },
@@ -298,7 +301,11 @@ absl::StatusOr<std::unique_ptr<BuiltRun>> Build(sim::Simulator& sim, const Param
   b.linux_tcp = w.Enum("tcp") == ::viosim::Workload_Iperf::LINUX_3_0;
   if (!b.linux_tcp) {
     const CostSlot rtt[] = {{"path_rtt", &path}};
-    if (absl::Status st = RequiredCosts(w, rtt); !st.ok()) return st;
+    if (absl::Status st = RequiredCosts(w, rtt); !st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(st.message(), " with workload.iperf.tcp = WINDOW_SHARE (the round trip whose bytes the "
+                                     "streams' windows share)"));
+    }
   }
   models::Param<sim::Time> signal{};
   const CostSlot more[] = {{"eventfd_signal", &signal}};

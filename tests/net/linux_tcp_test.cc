@@ -205,6 +205,72 @@ TEST(LinuxTcpTest, HystartsAckTrainEndsSlowStartOnALowRttPath) {
   EXPECT_GE(tcp.ssthresh(0), 16);
 }
 
+// tcp_mark_head_lost(): fackets_out - reordering segments are lost, the
+// straddling skb split. A 45-segment skb, then a 2-segment one SACKed:
+// 47 - 3 = 44 segments of the first are lost, its last one is not.
+TEST(LinuxTcpTest, FackMarksExactlyFacketsLessReorderingSegmentsLost) {
+  sim::Simulator sim;
+  LinuxTcpParams p = OneStream();
+  p.initial_cwnd = 47;
+  LinuxTcp tcp(sim, p, nullptr);
+  std::vector<NetPacket> f = Drain(tcp);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].bytes, kGoal);
+  sim.RunUntil(sim::Time::Millis(8));  // the 2 left, deferred, go out two jiffies on
+  const std::vector<NetPacket> g = Drain(tcp);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].bytes, 2 * kMss);
+  tcp.OnAck(Ack(0, g[0].seq, g[0].seq + g[0].bytes));
+  EXPECT_EQ(tcp.ca_state(0), LinuxTcp::CaState::kRecovery);
+  // 47 out: 2 SACKed, 44 lost, 1 still in flight.
+  EXPECT_EQ(tcp.in_flight(0), 1);
+  const std::vector<NetPacket> r = Drain(tcp);
+  ASSERT_EQ(r.size(), 1u);  // cwnd: in flight + 1
+  EXPECT_EQ(r[0].seq, 0);
+  EXPECT_TRUE(r[0].retransmit);
+}
+
+// A SACK within `reordering` segments: Disorder, where TSO is not
+// deferred.
+TEST(LinuxTcpTest, AFewSackedSegmentsMeanDisorderWithoutDeferral) {
+  sim::Simulator sim;
+  LinuxTcpParams p = OneStream();
+  p.initial_cwnd = 47;
+  LinuxTcp tcp(sim, p, nullptr);
+  Drain(tcp);
+  sim.RunUntil(sim::Time::Millis(8));
+  const std::vector<NetPacket> g = Drain(tcp);
+  ASSERT_EQ(g.size(), 1u);
+  // The first 44 segments acknowledged, the last of the first skb missing,
+  // the 2-segment skb SACKed: 3 segments up to the SACK.
+  tcp.OnAck(Ack(44 * kMss));
+  tcp.OnAck(Ack(44 * kMss, g[0].seq, g[0].seq + g[0].bytes));
+  EXPECT_EQ(tcp.ca_state(0), LinuxTcp::CaState::kDisorder);
+  const uint64_t deferrals = tcp.stats().deferrals;
+  EXPECT_FALSE(Drain(tcp).empty());
+  EXPECT_EQ(tcp.stats().deferrals, deferrals);
+}
+
+// A local drop with nothing else in flight: CWR, and the probe timer (one
+// RTO, 200 ms) asks the stream to send again.
+TEST(LinuxTcpTest, ALocalDropWithNothingInFlightIsRetriedByTheProbeTimer) {
+  sim::Simulator sim;
+  int pushed = -1;
+  LinuxTcp tcp(sim, OneStream(), [&](int i) { pushed = i; });
+  tcp.Start();
+  const std::optional<NetPacket> f = tcp.NextFrame(0);
+  ASSERT_TRUE(f.has_value());
+  tcp.OnLocalDrop(*f);
+  sim.RunUntil(sim::Time::Millis(199));
+  EXPECT_EQ(pushed, -1);
+  sim.RunUntil(sim::Time::Millis(205));
+  EXPECT_EQ(pushed, 0);
+  EXPECT_EQ(tcp.stats().timeouts, 0u);
+  const std::optional<NetPacket> again = tcp.NextFrame(0);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->seq, 0);
+}
+
 // The receiver: a cumulative ACK in order; beyond a hole, a SACK block of
 // the out-of-order range it joined; the hole's fill acknowledges all.
 TEST(TcpReceiverTest, AcksInOrderSacksBeyondAHoleAndCatchesUp) {
