@@ -12,8 +12,8 @@
 //     after the patch (docs/vhost_wake.md, "Mechanisms tried");
 // the TCP the streams run (Linux 3.0's, measured over iperf's 10 s run)
 // keeps large frames at every stream count, losing only where the host
-// queue's skbs run out; and the FITTED cost is still what `viosim
-// calibrate` finds.
+// queue's skbs run out. (That its FITTED cost is still the fit,
+// tests/analysis:calibration_current_test checks for every scenario.)
 #include <cmath>
 #include <map>
 #include <regex>
@@ -21,13 +21,11 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/calibrate.h"
 #include "analysis/runner.h"
 #include "gtest/gtest.h"
 #include "models/net/link.h"
 #include "scenarios/builder.h"
 #include "scenarios/loader.h"
-#include "scenarios/units.h"
 
 namespace viosim {
 namespace {
@@ -250,37 +248,6 @@ TEST(VhostWakeTableTest, ThreeZeroTcpKeepsFramesLargeAndLosesOnlyPastTheQueue) {
       EXPECT_GT(m.at("tcp_retransmits_per_s"), 0);
       EXPECT_GT(m.at("host_queue_drops_per_s"), 0);
     }
-  }
-}
-
-// The scenario's FITTED cost is still the fit on today's model.
-TEST(VhostWakeTableTest, TheFittedCostsAreStillTheFit) {
-  struct Fit {
-    const char* field;
-    const char* cell;
-    const char* range;
-    const std::string& (*carried)(const Scenario&);
-  };
-  const Fit fits[] = {
-      {"stack.vhost_net.tx_copy_per_kib.value", "streams1-original/vhost_cpu_pct", "10ns,300ns",
-       [](const Scenario& s) -> const std::string& { return s.stack().vhost_net().tx_copy_per_kib().value(); }},
-  };
-  absl::StatusOr<ScenarioFile> file = LoadScenarioFile(kScenario);
-  ASSERT_TRUE(file.ok()) << file.status();
-  for (const Fit& f : fits) {
-    SCOPED_TRACE(f.field);
-    analysis::CalibrateSpec spec;
-    spec.field = f.field;
-    spec.tolerance_pct = 0.1;
-    ASSERT_TRUE(analysis::ParseCellAndRange(f.cell, f.range, &spec).ok());
-    absl::StatusOr<analysis::Calibration> c = analysis::Calibrate(*file, spec, analysis::RunRequest{});
-    ASSERT_TRUE(c.ok()) << c.status();
-    const std::string& best = c->values[static_cast<size_t>(c->search.best)];
-    absl::StatusOr<sim::Time> now = ParseDuration(best);
-    absl::StatusOr<sim::Time> carried = ParseDuration(f.carried(file->scenario));
-    ASSERT_TRUE(now.ok() && carried.ok());
-    EXPECT_NEAR(now->ToSeconds() / carried->ToSeconds(), 1.0, 0.02)
-        << "refit " << f.field << ": the fit is now " << best << ", the scenario has " << f.carried(file->scenario);
   }
 }
 
