@@ -87,11 +87,20 @@ double Rel(double a, double b) { return std::fabs(a - b) / b; }
 
 // Linear rate_iops: every I/O on its slot; both issue the slots of 1 s
 // (fio one more, the slot at exactly 1 s), every window at the rate.
+// viosim's clock is simulated, so its count is exact. fio's is the wall
+// clock: a fio descheduled near the end of its second ends behind its
+// schedule and does not catch up (once measured under a loaded CI run:
+// 1,987 of 2,000, 6.5 ms behind), so fio's count may fall short of the
+// slots by up to 1.5% (15 ms), never exceed them. The target runs
+// exclusive, so no other test loads the machine meanwhile.
 TEST(PacingTest, RateIopsLinear) {
   if (!HaveFio()) GTEST_SKIP() << "no /usr/bin/fio (tools/setup.sh installs it): not compared";
   const Paced fio = RunJob("linear", "rate_iops=2000", true);
   const Paced sim = RunJob("linear", "rate_iops=2000", false);
-  EXPECT_LE(std::fabs(fio.total_ios - sim.total_ios), 3) << fio.total_ios << " " << sim.total_ios;
+  EXPECT_GE(sim.total_ios, 2000) << sim.total_ios;
+  EXPECT_LE(sim.total_ios, 2001) << sim.total_ios;
+  EXPECT_LE(fio.total_ios, 2001) << fio.total_ios;
+  EXPECT_GE(fio.total_ios, 2000 * (1 - 0.015)) << fio.total_ios;
   ASSERT_GE(sim.windows.size(), 8u);
   for (size_t i = 1; i + 1 < sim.windows.size(); ++i) EXPECT_NEAR(sim.windows[i], 2000, 100) << i;
   ASSERT_GE(fio.windows.size(), 8u);
