@@ -67,8 +67,9 @@ class EventQueue {
   void Clear();
 
   // Queues `e`. REQUIRES: e.t >= now, and `now` is at or after the time of
-  // every entry taken out so far (the event loop's clock); e.seq is larger
-  // than every sequence number queued before.
+  // every entry taken out so far (the event loop's clock); e.seq is unique
+  // (the order is by time, then sequence number, whatever order the
+  // entries came in).
   [[gnu::always_inline]] void Push(Entry e, int64_t now) {
     // The heap with room below the threshold (capacity is always above it):
     // inline. The rest out of line, to keep callers small.

@@ -112,6 +112,18 @@ class Simulator {
   [[gnu::always_inline]] void ScheduleAt(Time at, std::coroutine_handle<> h) {
     queue_.Push(Entry{at.ps(), seq_++, h.address()}, now_.ps());
   }
+  // For an event whose place in the order is taken now but which may never
+  // be queued: ReserveSeq() takes the sequence number ScheduleAt would have
+  // taken here. Its owner then either runs it inline at its time, as the
+  // last act of the event just before it in the order (RanInline() counts
+  // it), or queues it with ScheduleAtSeq, in the place it reserved.
+  uint64_t ReserveSeq() { return seq_++; }
+  void ScheduleAtSeq(Time at, uint64_t seq, std::coroutine_handle<> h) {
+    queue_.Push(Entry{at.ps(), seq, h.address()}, now_.ps());
+  }
+  void RanInline() { ++events_; }
+  // Whether no wakeup (Wake) is pending.
+  bool ready_empty() const { return ready_head_ == ready_.size(); }
   // Resumes `h` at Now(), as soon as the running event is over and before
   // any other event (wakeups run in the order they were made). One event,
   // but a cheap one: a FIFO append instead of a heap insertion. Use Delay(0)

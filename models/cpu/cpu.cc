@@ -124,6 +124,14 @@ std::coroutine_handle<> Cpu::BeginSpin(std::coroutine_handle<> h, CpuTime mode) 
   return t->spin_wake_.handle();
 }
 
+void Cpu::SetWait(std::coroutine_handle<> h, sim::Time at) {
+  Task* t = curr_;
+  t->cont_ = h;
+  t->wait_ = Task::Wait::kAt;
+  t->deferred_ = false;
+  t->due_ = at;
+}
+
 void Cpu::ResumeThrough(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
   if (was_irq) {
     if (at == sim_->Now()) {
@@ -133,12 +141,8 @@ void Cpu::ResumeThrough(std::coroutine_handle<> h, sim::Time at, bool was_irq) {
     }
     return;
   }
-  Task* t = curr_;
-  if (t == nullptr) __builtin_trap();
-  t->cont_ = h;
-  t->wait_ = Task::Wait::kAt;
-  t->deferred_ = false;
-  t->due_ = at;
+  if (curr_ == nullptr) __builtin_trap();
+  SetWait(h, at);
   if (at == sim_->Now()) {
     sim_->Wake(task_timer_.handle());
   } else {

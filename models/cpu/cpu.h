@@ -271,6 +271,27 @@ class alignas(64) Cpu {
     }
     ResumeThrough(h, at, was_irq);
   }
+  // ResumeAt(h, at, was_irq) for a waker whose own next event is due at
+  // `at`, queued just before (a cache line's next pick, due when the
+  // transaction it served is done). ArmWaitEnd(h, at) leaves the task's
+  // wait as ResumeAt's would, due at `at`, and returns the sequence number
+  // its event would have had (Simulator::ReserveSeq), but queues nothing.
+  // At `at` the waker's event ends with WaitEndInline() where no wakeup is
+  // pending (the wait's end runs where its event would have: right after),
+  // else with WaitEndQueued(seq) (it is queued in its reserved place, after
+  // those wakeups). Only for a task's wait on a CPU off the direct path
+  // (CanArmWaitEnd): there the wait's end is the CPU's task timer, which
+  // nothing looks up in the queue.
+  bool CanArmWaitEnd(bool was_irq) const { return !direct_ && !was_irq && curr_ != nullptr; }
+  uint64_t ArmWaitEnd(std::coroutine_handle<> h, sim::Time at) {
+    SetWait(h, at);
+    return sim_->ReserveSeq();
+  }
+  void WaitEndInline() {
+    sim_->RanInline();
+    OnTaskEvent();
+  }
+  void WaitEndQueued(uint64_t seq) { sim_->ScheduleAtSeq(sim_->Now(), seq, task_timer_.handle()); }
   // Back from such a wait: the context runs (system or irq time) again.
   void EndSpinWait(bool was_irq) {
     if (was_irq) {
@@ -419,6 +440,8 @@ class alignas(64) Cpu {
     Account();
   }
   void ResumeThrough(std::coroutine_handle<> h, sim::Time at, bool was_irq);
+  // The current task waits to resume `h` at `at` (Task::Wait::kAt).
+  void SetWait(std::coroutine_handle<> h, sim::Time at);
   void TraceMode();
 
   // The layout follows the events (a CPU is cache-line aligned): the first

@@ -203,6 +203,7 @@ CacheLine::Access* CacheLine::Choose() {
 
 void CacheLine::Pick() {
   Settle();
+  Access* const done = std::exchange(resume_at_pick_, nullptr);
   Access* a = Choose();
   if (a != head_) {
     // Every older waiter is passed over.
@@ -221,7 +222,23 @@ void CacheLine::Pick() {
   } else {
     pick_due_ = false;
   }
-  a->cpu_->ResumeAt(a->h_, busy_until_ + a->then_, a->was_irq_);
+  const uint64_t done_seq = resume_seq_;
+  if (waiters_ > 0 && busy_until_ > now && a->then_ == sim::Time::Zero() && a->cpu_->CanArmWaitEnd(a->was_irq_)) {
+    // Its wait ends when it is done, with the next pick (queued just now).
+    resume_seq_ = a->cpu_->ArmWaitEnd(a->h_, busy_until_);
+    resume_at_pick_ = a;
+  } else {
+    a->cpu_->ResumeAt(a->h_, busy_until_ + a->then_, a->was_irq_);
+  }
+  // Last, where its own event would have run: the waiter whose transaction
+  // is done resumes.
+  if (done != nullptr) {
+    if (sim_->ready_empty()) {
+      done->cpu_->WaitEndInline();
+    } else {
+      done->cpu_->WaitEndQueued(done_seq);
+    }
+  }
 }
 
 }  // namespace models

@@ -59,6 +59,29 @@ TEST(SimulatorTest, RetargetResumesAnotherHandleInTheSamePlaceOfTheOrder) {
   EXPECT_EQ(log, (std::vector<std::string>{"first@5us", "b@5us", "last@5us"}));
 }
 
+// A place in the order reserved (ReserveSeq) and filled later
+// (ScheduleAtSeq) runs where a ScheduleAt made at the reservation would
+// have: after what was queued for that instant before it, before what was
+// queued after it, whatever layout the queue is in by then.
+TEST(SimulatorTest, AReservedPlaceInTheOrderIsKeptWhenFilledLater) {
+  for (int crowd : {0, 300}) {  // 300 pending: the queue is a timing wheel
+    SCOPED_TRACE(crowd);
+    Simulator sim;
+    std::vector<std::string> log;
+    std::coroutine_handle<> a;
+    sim.Spawn(Parked(sim, "a", &a, &log));
+    for (int i = 0; i < crowd; ++i) sim.Spawn(Record(sim, 1_ms + Time::Picos(i), "", &log));
+    sim.Spawn(Record(sim, 5_us, "before", &log));
+    sim.RunUntil(Time::Zero());
+    const uint64_t seq = sim.ReserveSeq();
+    sim.Spawn(Record(sim, 5_us, "after", &log));
+    sim.RunUntil(2_us);
+    sim.ScheduleAtSeq(5_us, seq, a);
+    sim.RunUntil(10_us);
+    EXPECT_EQ(log, (std::vector<std::string>{"before@5us", "a@5us", "after@5us"}));
+  }
+}
+
 TEST(SimulatorTest, RunUntilStopsAtLimitAndAdvancesClock) {
   Simulator sim;
   std::vector<std::string> log;

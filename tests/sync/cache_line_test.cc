@@ -207,6 +207,72 @@ TEST(CacheLineTest, AQueuedTransactionWaitsForTheOneInFlightAtItsShare) {
   EXPECT_EQ(line.BusyTime(), remote * 2 + share(CpuDistance::kSocket));
 }
 
+// A waiter's transaction ends where the line's next pick is due, and it
+// resumes then, before anything queued later for that instant: with
+// three CPUs queued behind a fourth (cpu6, taking the line cpu7 wrote), each resumes the moment its
+// transaction is done, ahead of a probe whose work, begun after the pick
+// that served it, ends at that same moment. The same under the fair
+// scheduler (CPUs without the direct path, where the pick itself ends the
+// wait: Cpu::ArmWaitEnd) as under the pinned one.
+template <class M>
+void WaitersResumeWhenDoneBeforeLaterEvents() {
+  M m(TwoSocketPlaces());
+  const LockHandoffCosts costs = OddPicosecondCosts();
+  CacheLine line(m.sim, "line", LineCosts{costs, 1.0, LineArbitration::kFifo});
+  std::vector<std::pair<int, Time>> resumed;
+  auto rmw = [&](Task& t, Time at) -> sim::Task {
+    Cpu& cpu = *t.cpu();
+    co_await cpu.RunUser(at - cpu.sim().Now());
+    co_await line.AtomicRmw(cpu);
+    resumed.emplace_back(cpu.id(), cpu.sim().Now());
+  };
+  // cpu7 writes the line first; at 1us cpu6 takes it from its SMT sibling,
+  // and cpu0, cpu4, cpu2 queue behind it.
+  const Time t0 = 1_us;
+  const Time t1 = t0 + costs.same_core.value;     // cpu6 done: cpu0 picked (from cpu6)
+  const Time t2 = t1 + costs.other_socket.value;  // cpu0 done: cpu4 picked (from cpu0)
+  const Time t3 = t2 + costs.same_socket.value;   // cpu4 done: cpu2 picked (from cpu4)
+  const Time t4 = t3 + costs.same_socket.value;   // cpu2 done
+  const std::vector<std::pair<int, Time>> asks = {
+      {7, 500_ns}, {6, t0}, {0, t0 + Time::Picos(1)}, {4, t0 + Time::Picos(2)}, {2, t0 + Time::Picos(3)}};
+  for (const auto& [c, at] : asks) {
+    Task& t = m.NewTask(c);
+    m.sched.Start(t, rmw(t, at));
+  }
+  // The probes: work begun just after t1 (and t2) that ends at t2 (and t3).
+  auto probe = [&](Task& t, Time start, Time end) -> sim::Task {
+    Cpu& cpu = *t.cpu();
+    co_await cpu.RunUser(start - cpu.sim().Now());
+    co_await cpu.Run(end - start);
+    resumed.emplace_back(-1, cpu.sim().Now());
+  };
+  Task& p1 = m.NewTask(1);
+  m.sched.Start(p1, probe(p1, t1 + Time::Picos(1), t2));
+  Task& p3 = m.NewTask(3);
+  m.sched.Start(p3, probe(p3, t2 + Time::Picos(1), t3));
+  m.sim.RunUntil(1_ms);
+  const std::vector<std::pair<int, Time>> want = {{7, 500_ns + costs.same_cpu.value},
+                                                   {6, t1},
+                                                   {0, t2},
+                                                   {-1, t2},
+                                                   {4, t3},
+                                                   {-1, t3},
+                                                   {2, t4}};
+  EXPECT_EQ(resumed, want);
+  EXPECT_EQ(line.queued(), 3u);
+}
+
+TEST(CacheLineTest, AWaiterResumesWhenItsTransactionIsDoneBeforeLaterEventsOfThatInstant) {
+  {
+    SCOPED_TRACE("pinned FIFO scheduler");
+    WaitersResumeWhenDoneBeforeLaterEvents<Machine>();
+  }
+  {
+    SCOPED_TRACE("fair scheduler");
+    WaitersResumeWhenDoneBeforeLaterEvents<FairMachine>();
+  }
+}
+
 // Nearest-first: the line goes to the waiter in its holder's LLC before an
 // older one on the other socket, unless that one has been passed over
 // max_bypass times; FIFO serves by arrival.

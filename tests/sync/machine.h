@@ -1,5 +1,6 @@
 // A machine for the sync tests: CPUs at given places in the topology, a
-// pinned FIFO scheduler over them, and tasks pinned one to a CPU.
+// pinned FIFO scheduler over them (or the fair one), and tasks pinned one
+// to a CPU.
 #ifndef VIOSIM_TESTS_SYNC_MACHINE_H_
 #define VIOSIM_TESTS_SYNC_MACHINE_H_
 
@@ -9,6 +10,7 @@
 
 #include "models/cpu/cpu.h"
 #include "models/cpu/sched.h"
+#include "models/cpu/sched_fair.h"
 #include "models/cpu/param.h"
 #include "models/cpu/task.h"
 #include "models/sync/handoff_costs.h"
@@ -17,9 +19,10 @@
 
 namespace models {
 
-class Machine {
+template <class Sched>
+class BasicMachine {
  public:
-  explicit Machine(const std::vector<CpuPlace>& places, const SchedCosts& costs = {}) : sched(sim) {
+  explicit BasicMachine(const std::vector<CpuPlace>& places, const SchedCosts& costs = {}) : sched(sim) {
     for (const CpuPlace& p : places) {
       const int id = static_cast<int>(cpus_.size());
       cpus_.push_back(std::make_unique<Cpu>(sim, id, "cpu" + std::to_string(id), p));
@@ -28,7 +31,7 @@ class Machine {
     }
   }
   // `n` CPUs at the same place.
-  explicit Machine(int n, const SchedCosts& costs = {}) : Machine(std::vector<CpuPlace>(n), costs) {}
+  explicit BasicMachine(int n, const SchedCosts& costs = {}) : BasicMachine(std::vector<CpuPlace>(n), costs) {}
 
   Cpu& cpu(int i) { return *cpus_[static_cast<size_t>(i)]; }
   // A new task pinned to CPU `cpu`; it lives as long as the machine.
@@ -38,12 +41,17 @@ class Machine {
   }
 
   sim::Simulator sim;
-  PinnedFifoScheduler sched;
+  Sched sched;
 
  private:
   std::vector<std::unique_ptr<Cpu>> cpus_;
   std::vector<std::unique_ptr<Task>> tasks_;
 };
+
+using Machine = BasicMachine<PinnedFifoScheduler>;
+// The same machine under the fair scheduler, which may preempt a running
+// task: its CPUs never take the direct path (Cpu::direct_).
+using FairMachine = BasicMachine<FairScheduler>;
 
 // The places of a two-socket machine with two LLCs per socket and two SMT
 // threads per core: CPU 0's SMT sibling (1), a core of its LLC (2), a core
