@@ -14,13 +14,19 @@ Task::Task(std::string name, std::vector<int> allowed)
     : any_cpu_(allowed.empty()),
       spin_wake_(Callback::Bind<&Task::OnSpinWake>(this)),
       name_(std::move(name)),
-      allowed_(std::move(allowed)) {}
+      allowed_(std::move(allowed)) {
+  for (int c : allowed_) {
+    if (c < 0) continue;  // no such CPU: allowed nowhere
+    const auto w = static_cast<size_t>(c) / 64;
+    if (w >= allowed_bits_.size()) allowed_bits_.resize(w + 1, 0);
+    allowed_bits_[w] |= uint64_t{1} << (c % 64);
+  }
+}
 
 bool Task::AllowedOnList(int cpu) const {
-  for (int c : allowed_) {
-    if (c == cpu) return true;
-  }
-  return false;
+  if (cpu < 0) return false;
+  const auto w = static_cast<size_t>(cpu) / 64;
+  return w < allowed_bits_.size() && ((allowed_bits_[w] >> (cpu % 64)) & 1) != 0;
 }
 
 void Task::ResetStats() {

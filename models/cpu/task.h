@@ -147,6 +147,8 @@ class alignas(64) Task {
   bool AllowedOnList(int cpu) const;
   std::string name_;
   std::vector<int> allowed_;
+  // allowed_ as a bitmap by CPU id (a placement asks for every CPU).
+  std::vector<uint64_t> allowed_bits_;
 };
 
 inline bool Task::ScheduleAwaiter::await_ready() const noexcept {

@@ -24,6 +24,15 @@ sim::Task Work(Task& t, Time cost, Time* done, sim::Simulator& sim) {
   *done = sim.Now();
 }
 
+// A task's cpus_mask: exactly the CPUs listed, at any id; none listed, all.
+TEST(SchedTest, ATaskRunsOnExactlyTheCpusItsMaskLists) {
+  const Task some("some", {3, 64, 200, 3});
+  for (int c = 0; c < 300; ++c) EXPECT_EQ(some.AllowedOn(c), c == 3 || c == 64 || c == 200) << c;
+  EXPECT_FALSE(some.AllowedOn(-1));
+  const Task any("any");
+  for (int c : {0, 63, 64, 1000}) EXPECT_TRUE(any.AllowedOn(c)) << c;
+}
+
 TEST(SchedTest, TaskWorkEndsAfterItsCost) {
   Machine m(1);
   Task t("t", {0});
