@@ -166,7 +166,8 @@ class Simulator {
   // Runs every event due at or before `until`, then sets Now() to `until`.
   // REQUIRES: until >= Now().
   void RunUntil(Time until);
-  // Runs one event. Returns false when none is left.
+  // Runs one event (and any its last act runs inline: WakeLast,
+  // RanInline). Returns false when none is left.
   bool Step();
   // When the next event is due: Now() while a wakeup is pending, else the
   // earliest scheduled time; Time::Max() when no event is left (an event at

@@ -203,7 +203,7 @@ CacheLine::Access* CacheLine::Choose() {
 
 void CacheLine::Pick() {
   Settle();
-  Access* const done = std::exchange(resume_at_pick_, nullptr);
+  Cpu* const done = std::exchange(resume_cpu_at_pick_, nullptr);
   Access* a = Choose();
   if (a != head_) {
     // Every older waiter is passed over.
@@ -226,7 +226,7 @@ void CacheLine::Pick() {
   if (waiters_ > 0 && busy_until_ > now && a->then_ == sim::Time::Zero() && a->cpu_->CanArmWaitEnd(a->was_irq_)) {
     // Its wait ends when it is done, with the next pick (queued just now).
     resume_seq_ = a->cpu_->ArmWaitEnd(a->h_, busy_until_);
-    resume_at_pick_ = a;
+    resume_cpu_at_pick_ = a->cpu_;
   } else {
     a->cpu_->ResumeAt(a->h_, busy_until_ + a->then_, a->was_irq_);
   }
@@ -234,9 +234,9 @@ void CacheLine::Pick() {
   // is done resumes.
   if (done != nullptr) {
     if (sim_->ready_empty()) {
-      done->cpu_->WaitEndInline();
+      done->WaitEndInline();
     } else {
-      done->cpu_->WaitEndQueued(done_seq);
+      done->WaitEndQueued(done_seq);
     }
   }
 }

@@ -235,11 +235,14 @@ class CacheLine {
   int passed_marks_ = 0;
   int waiters_ = 0;
   bool pick_due_ = false;
-  // The waiter whose transaction the pick due next ends, when that pick
-  // also ends its wait (Cpu::ArmWaitEnd), and the place in the order its
-  // own event would have had: the pick and the resumption, two events
-  // queued one after the other for one instant, are one.
-  Access* resume_at_pick_ = nullptr;
+  // The CPU of the waiter whose transaction the pick due next ends, when
+  // that pick also ends its wait (Cpu::ArmWaitEnd), and the place in the
+  // order its own event would have had: the pick and the resumption, two
+  // events queued one after the other for one instant, are one. The CPU,
+  // not the waiter's Access: that event was the CPU's task timer, and
+  // another of that CPU's timer events due at the same instant may end the
+  // wait first (the Access is gone then; the CPU's timer finds no wait due).
+  Cpu* resume_cpu_at_pick_ = nullptr;
   uint64_t resume_seq_ = 0;
   // The transaction in flight: its CPU, kind, and when it is done.
   struct Pending {
