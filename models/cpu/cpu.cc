@@ -211,12 +211,19 @@ void Cpu::ThawCurrent() {
       t->due_ = now + t->left_;
       sim_->ScheduleAt(t->due_, task_timer_.handle());
       return;
-    case Task::Wait::kAt:
-      if (!t->deferred_ && t->due_ > now) return;  // its event is still to come
+    case Task::Wait::kAt: {
+      Cpu* armed = std::exchange(t->at_cpu_, nullptr);
+      if (!t->deferred_ && t->due_ > now) {
+        // Its event is still to come: on this CPU's task timer, unless the
+        // task was preempted in the wait on another CPU and moved here.
+        if (armed != nullptr && armed != this) sim_->ScheduleAt(t->due_, task_timer_.handle());
+        return;
+      }
       t->deferred_ = false;
       t->due_ = now;
       sim_->ScheduleAt(now, task_timer_.handle());
       return;
+    }
     case Task::Wait::kSignal:
       if (!t->deferred_) return;
       t->deferred_ = false;

@@ -79,6 +79,7 @@ void SchedCore<Class>::Switch(Cpu& cpu, bool preempt) {
   self().StopRunning(cpu, prev, ran);
   if (preempt) {
     cpu.FreezeCurrent();
+    if (prev.wait_ == Task::Wait::kAt) prev.at_cpu_ = &cpu;
     self().PutPrevTask(cpu, prev);
     prev.enqueued_at_ = now;
   } else if (prev.state_ == Task::State::kRunning) {

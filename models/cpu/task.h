@@ -131,6 +131,10 @@ class alignas(64) Task {
   uint64_t nvcsw_ = 0, wakeups_ = 0, migrations_ = 0;
 
   uint64_t nivcsw_ = 0;  // preemptions: rarer than the rest
+  // kAt: the CPU whose task timer ends the wait, set when the task is
+  // preempted in it. Migrated and switched in elsewhere before due_, the
+  // task's wait ends on the CPU it runs on (Cpu::ThawCurrent).
+  Cpu* at_cpu_ = nullptr;
   // TTWU_QUEUE: the CPU a waker chose for this task and queues it to once
   // its share of the wake-up is paid (Scheduler::set_ttwu_queue).
   Cpu* queue_to_ = nullptr;

@@ -1,11 +1,15 @@
 // The CPU/task/scheduler core under random interleavings: tasks that work,
-// take spinlocks with interrupts off, sleep and wake each other; interrupt
+// take spinlocks with interrupts off, wait for a hand-off at a set time
+// with preemption on (and may be preempted and moved meanwhile), sleep and
+// wake each other; interrupt
 // handlers that take the same locks and wake tasks; under the pinned and the
 // fair scheduler, with and without scheduler costs. Whatever the order, the
 // invariants a kernel developer relies on must hold:
 //   - every task finishes all the work it asked for, and no sooner than the
 //     work itself takes (nothing is lost, nothing runs twice);
 //   - a spinlock is never held by two contexts at once;
+//   - a timed wait never ends before its time, and no task stays on a CPU
+//     waiting for one that has passed;
 //   - each CPU's time adds up to the window (user + system + irq + softirq
 //     + idle + spin + poll + exit);
 //   - the same seed gives the same run, event for event.
@@ -24,6 +28,7 @@
 #include "sim/simulator.h"
 #include "sim/task.h"
 #include "sim/time.h"
+#include "tests/cpu/machine.h"
 
 namespace models {
 namespace {
@@ -76,7 +81,7 @@ struct World {
     const Time start = sim.Now();
     Time mine;
     for (int step = 0; step < 300; ++step) {
-      const int what = Pick(4);
+      const int what = Pick(5);
       if (what == 0) {
         const Time w = Draw(3000);
         mine += w;
@@ -85,6 +90,10 @@ struct World {
         const Time h = Draw(500);
         mine += h;
         co_await Critical(*me.cpu(), Pick(kLocks), h);
+      } else if (what == 4) {
+        const Time at = sim.Now() + Draw(2000);
+        co_await testbed::SpinUntilTime{&me, at};
+        EXPECT_GE(sim.Now(), at) << me.name() << "'s timed wait ended early";
       } else if (what == 2) {
         // Wake another task (it may be running, queued or asleep).
         const int other = Pick(static_cast<int>(tasks.size()));
@@ -136,6 +145,25 @@ struct World {
       cpu.RaiseIrq(WakeAll(cpu));
     }
   }
+  // Every microsecond: a task on a CPU (no handler running there, the
+  // vCPU not standing still) whose timed wait ended before this instant
+  // should have gone on.
+  sim::Task Probe(Time until) {
+    while (sim.Now() + Time::Micros(1) <= until) {
+      co_await sim.Delay(Time::Micros(1));
+      for (const auto& cpu : cpus) {
+        const Task* t = cpu->current();
+        if (t == nullptr || cpu->in_irq() || cpu->stolen()) continue;
+        if (t->wait_ == Task::Wait::kAt && t->due_ < sim.Now()) {
+          ++stuck;
+          if (stuck == 1) {
+            ADD_FAILURE() << t->name() << " sits on " << cpu->name() << " in a wait that ended at "
+                          << sim::FormatTime(t->due_) << ", now " << sim::FormatTime(sim.Now());
+          }
+        }
+      }
+    }
+  }
   sim::Task WakeAll(Cpu& cpu) {
     for (size_t t = 0; t < tasks.size(); ++t) {
       flags[t] = true;
@@ -153,6 +181,7 @@ struct World {
   std::vector<Time> owed;
   std::vector<Time> done_at;
   int inside[kLocks] = {0, 0, 0};
+  int stuck = 0;
 };
 
 struct Case {
@@ -177,6 +206,7 @@ uint64_t RunOnce(const Case& c, uint64_t seed) {
   w.sim.Spawn(w.Interrupts());
   w.sim.Spawn(w.Timer());
   const Time window = Time::Millis(100);
+  w.sim.Spawn(w.Probe(window));
   w.sim.RunUntil(window);
   for (int i = 0; i < c.ntasks; ++i) {
     EXPECT_NE(w.done_at[static_cast<size_t>(i)], Time::Max()) << "task " << i << " never finished (seed " << seed << ")";

@@ -4,6 +4,7 @@
 #ifndef VIOSIM_TESTS_CPU_MACHINE_H_
 #define VIOSIM_TESTS_CPU_MACHINE_H_
 
+#include <coroutine>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,21 @@ sim::Task SleepUntil(Task& t, Cond done) {
   }
   t.SetState(Task::State::kRunning);
 }
+
+// `co_await SpinUntilTime{&task, at}`: a wait that another party ends at a
+// fixed time (a lock's hand-off, a cache line's transaction), spun on the
+// task's CPU with preemption on, so the task may be preempted and moved
+// while it waits.
+struct SpinUntilTime {
+  Task* t;
+  sim::Time at;
+  bool await_ready() const { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    t->cpu()->BeginSpinWait();
+    t->cpu()->ResumeAt(h, at, /*was_irq=*/false);
+  }
+  void await_resume() const { t->cpu()->EndSpinWait(false); }
+};
 
 // A hard interrupt handler that runs `cost` on its CPU and records when it
 // ended.

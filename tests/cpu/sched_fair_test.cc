@@ -15,6 +15,7 @@
 #include "models/cpu/sched.h"
 #include "models/cpu/sched_fair.h"
 #include "models/cpu/task.h"
+#include "tests/cpu/machine.h"
 #include "sim/distribution.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -184,6 +185,51 @@ TEST(FairScheduler, PeriodicBalanceMovesATaskWhenRunqueuesDifferByTwo) {
   EXPECT_EQ(m.sched.NrRunning(*m.cpus[1]), 2);
   EXPECT_EQ(m.sched.periodic_moves(), 1u);
   EXPECT_EQ(m.sched.idle_pulls(), 0u);
+}
+
+sim::Task WorkThenWaitUntil(Task& t, Time work, Time until, Time* resumed, int* resumed_on) {
+  co_await t.RunUser(work);
+  co_await testbed::SpinUntilTime{&t, until};
+  *resumed = t.cpu()->sim().Now();
+  *resumed_on = t.cpu()->id();
+  t.SetState(Task::State::kInterruptible);
+  co_await t.Schedule();  // never woken
+}
+
+sim::Task WorkThenSleep(Task& t, Time work) {
+  co_await t.RunUser(work);
+  t.SetState(Task::State::kInterruptible);
+  co_await t.Schedule();  // never woken
+}
+
+TEST(FairScheduler, ATaskPreemptedInATimedWaitAndPulledElsewhereResumesWhenItsWaitEnds) {
+  // Two CPUs of one LLC. The waiter runs 5ms on cpu0, then waits for a
+  // hand-off at 20ms. A sleeper pinned to cpu0 wakes at 5.1ms, 5ms of
+  // vruntime behind, and preempts it (a timed wait can be preempted:
+  // nothing holds preemption off). cpu1's task sleeps at 7ms; cpu1, idle,
+  // pulls the waiter (queued 1.9ms, past the migration cost) and switches
+  // it in long before 20ms. Its wait still ends at 20ms, on cpu1: the
+  // wait's end must follow the task to the CPU it now runs on.
+  Machine m(Topology(1, 1, 2), FairParams{});
+  Task waiter("waiter"), sleeper("sleeper", {0}), other("other", {1});
+  Time resumed = Time::Max();
+  int resumed_on = -1;
+  bool go = false;
+  m.sched.Start(waiter, WorkThenWaitUntil(waiter, 5_ms, 20_ms, &resumed, &resumed_on));
+  m.sched.Start(other, WorkThenSleep(other, 7_ms));
+  m.sched.Start(sleeper, SleepThenSpin(sleeper, go));
+  m.sim.Spawn(WakeAt(m.sched, *m.cpus[1], 5100_us, {&sleeper}, go));
+  m.sim.RunUntil(100_us);
+  ASSERT_EQ(m.cpus[0]->current(), &waiter);
+  m.sim.RunUntil(6_ms);
+  EXPECT_EQ(m.cpus[0]->current(), &sleeper);
+  EXPECT_EQ(waiter.nivcsw(), 1u);
+  m.sim.RunUntil(15_ms);
+  ASSERT_EQ(m.cpus[1]->current(), &waiter);
+  EXPECT_EQ(resumed, Time::Max());
+  m.sim.RunUntil(40_ms);
+  EXPECT_EQ(resumed, 20_ms);
+  EXPECT_EQ(resumed_on, 1);
 }
 
 TEST(FairScheduler, MakeSchedulerKnowsPinnedAndFairOnly) {
