@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "models/cpu/cpu.h"
 #include "models/sync/spinlock.h"
@@ -320,29 +321,44 @@ std::vector<std::string> MetricNames(const viosim::Scenario& s) {
 
 namespace {
 
-// Results of runs that seeded no random-number stream (sim::Rng::Seeded):
-// such a run gives the same result at every seed, so a run of the same
-// scenario and options that differs only in run.seed -- reproduce's
-// replicate at the next seed -- is answered from here. The last few only.
-class UnseededRuns {
+// Results of the last runs, by what they ran. A run is deterministic: one
+// of the same scenario, seed and options is answered from here (a
+// calibration's second pass that repeats its first, a perturbation that
+// rounds back to the value, an alternative's nominal point). A run that
+// seeded no random-number stream (sim::Rng::Seeded) gives the same result
+// at every seed, so it is kept without its seed, and a run that differs
+// from it only in run.seed -- reproduce's replicate at the next seed -- is
+// answered too. The last few only.
+class KeptRuns {
  public:
-  static UnseededRuns& Get() {
-    static UnseededRuns* runs = new UnseededRuns;
+  static KeptRuns& Get() {
+    static KeptRuns* runs = new KeptRuns;
     return *runs;
   }
-  std::optional<VariantResult> Find(const std::string& key) {
+  // The result kept under `unseeded` (any seed), else under `seeded`.
+  std::optional<VariantResult> Find(const std::string& unseeded, const std::string& seeded) {
     std::lock_guard<std::mutex> l(mu_);
     for (const auto& [k, r] : runs_) {
-      if (k == key) {
-        ++answered_;
+      if (k == unseeded) {
+        ++from_another_seed_;
+        return r;
+      }
+    }
+    for (const auto& [k, r] : runs_) {
+      if (k == seeded) {
+        ++repeated_;
         return r;
       }
     }
     return std::nullopt;
   }
-  uint64_t answered() {
+  uint64_t from_another_seed() {
     std::lock_guard<std::mutex> l(mu_);
-    return answered_;
+    return from_another_seed_;
+  }
+  uint64_t repeated() {
+    std::lock_guard<std::mutex> l(mu_);
+    return repeated_;
   }
   void Add(std::string key, const VariantResult& r) {
     std::lock_guard<std::mutex> l(mu_);
@@ -351,13 +367,15 @@ class UnseededRuns {
   }
 
  private:
-  static constexpr size_t kKept = 64;
+  static constexpr size_t kKept = 128;
   std::mutex mu_;
   std::deque<std::pair<std::string, VariantResult>> runs_;
-  uint64_t answered_ = 0;
+  uint64_t from_another_seed_ = 0;
+  uint64_t repeated_ = 0;
 };
 
-// The scenario without its seed, the variant and the options, as bytes.
+// The scenario without its seed, the variant and the options, as bytes;
+// empty when the run is not to be kept.
 std::string UnseededKey(const viosim::Scenario& resolved, const std::string& variant, const RunOptions& o) {
   viosim::Scenario s = resolved;
   s.mutable_run()->clear_seed();
@@ -371,6 +389,15 @@ std::string UnseededKey(const viosim::Scenario& resolved, const std::string& var
   absl::StrAppend(&key, "|", variant, "|", o.trace_window.ps(), "|", o.base_dir, "|", o.precision, "|", o.max_factor);
   for (const std::string& i : o.ideal) absl::StrAppend(&key, "|i:", i);
   for (const std::string& m : o.precision_metrics) absl::StrAppend(&key, "|m:", m);
+  // The fio job file's text: a file rewritten between two runs in one
+  // process is another workload under the same name. One that includes
+  // others, or cannot be read, is not kept (empty key).
+  if (const std::string& job = resolved.workload().fio().job_file(); !job.empty()) {
+    const std::string path = job[0] == '/' ? job : absl::StrCat(o.base_dir, "/", job);
+    absl::StatusOr<std::string> text = ReadInputFile(path, "fio job file");
+    if (!text.ok() || absl::StrContains(*text, "include")) return "";
+    absl::StrAppend(&key, "|job:", *text);
+  }
   return key;
 }
 
@@ -379,19 +406,22 @@ absl::StatusOr<VariantResult> RunScenarioOnce(const viosim::Scenario& resolved, 
 
 }  // namespace
 
-uint64_t RunsAnsweredFromAnotherSeed() { return UnseededRuns::Get().answered(); }
+uint64_t RunsAnsweredFromAnotherSeed() { return KeptRuns::Get().from_another_seed(); }
+uint64_t RunsAnsweredAsRepeats() { return KeptRuns::Get().repeated(); }
 
 absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved, const std::string& variant,
                                           const RunOptions& options) {
   if (options.trace || options.build_only) return RunScenarioOnce(resolved, variant, options);
   const std::string key = UnseededKey(resolved, variant, options);
-  if (std::optional<VariantResult> r = UnseededRuns::Get().Find(key)) {
+  if (key.empty()) return RunScenarioOnce(resolved, variant, options);
+  const std::string seeded_key = absl::StrCat(key, "|seed:", resolved.run().seed());
+  if (std::optional<VariantResult> r = KeptRuns::Get().Find(key, seeded_key)) {
     r->seed = resolved.run().seed();
     return *std::move(r);
   }
   const uint64_t seeded = sim::Rng::Seeded();
   absl::StatusOr<VariantResult> r = RunScenarioOnce(resolved, variant, options);
-  if (r.ok() && sim::Rng::Seeded() == seeded) UnseededRuns::Get().Add(key, *r);
+  if (r.ok()) KeptRuns::Get().Add(sim::Rng::Seeded() == seeded ? key : seeded_key, *r);
   return r;
 }
 

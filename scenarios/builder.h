@@ -93,11 +93,14 @@ struct RunOptions {
 // the rules that tie its fields together (checks.h), as ResolveVariant's
 // result has. Returns InvalidArgument for a scenario the builder cannot wire
 // (e.g. no workload), naming the field.
-// A run that seeds no random-number stream (sim::Rng::Seeded) gives the
-// same result at every seed: RunScenario keeps the last few such results
-// and answers a run that differs from one only in run.seed from it (not
-// when tracing or building only). How many runs it answered so far:
+// A run is deterministic: RunScenario keeps the last few results and
+// answers a run of the same scenario, seed and options from them. A run
+// that seeds no random-number stream (sim::Rng::Seeded) gives the same
+// result at every seed, so one that differs from it only in run.seed is
+// answered too. Not when tracing or building only. How many runs it
+// answered so far, each way:
 uint64_t RunsAnsweredFromAnotherSeed();
+uint64_t RunsAnsweredAsRepeats();
 
 absl::StatusOr<VariantResult> RunScenario(const viosim::Scenario& resolved,
                                           const std::string& variant,

@@ -103,6 +103,9 @@ class Simulator {
   void OpenTraceSlices();
   // Events run so far.
   uint64_t events() const { return events_; }
+  // Of those, the ones that took no place in the timed queue: wakeups
+  // (Wake) and events run inline (WakeLast, RanInline).
+  uint64_t untimed_events() const { return untimed_events_; }
 
   // Starts `task` as a root process at Now(), through Wake(). The Simulator
   // owns it from here on.
@@ -121,7 +124,10 @@ class Simulator {
   void ScheduleAtSeq(Time at, uint64_t seq, std::coroutine_handle<> h) {
     queue_.Push(Entry{at.ps(), seq, h.address()}, now_.ps());
   }
-  void RanInline() { ++events_; }
+  void RanInline() {
+    ++events_;
+    ++untimed_events_;
+  }
   // Whether no wakeup (Wake) is pending.
   bool ready_empty() const { return ready_head_ == ready_.size(); }
   // Resumes `h` at Now(), as soon as the running event is over and before
@@ -138,6 +144,7 @@ class Simulator {
   std::coroutine_handle<> WakeLast(std::coroutine_handle<> h) {
     if (ready_head_ == ready_.size()) {
       ++events_;
+      ++untimed_events_;
       return h;
     }
     Wake(h);
@@ -210,6 +217,7 @@ class Simulator {
       if (ready_head_ == max_events_at_one_instant_) [[unlikely]] return Stall();
       void* h = ready_[ready_head_++];
       ++events_;
+      ++untimed_events_;
       std::coroutine_handle<>::from_address(h).resume();
     }
     ready_.clear();
@@ -222,6 +230,7 @@ class Simulator {
   Time now_;
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
+  uint64_t untimed_events_ = 0;
   TraceWriter* trace_;
   std::vector<std::string> ideal_;
   std::vector<Resource> resources_;
@@ -248,6 +257,7 @@ inline bool Simulator::Step() {
       ready_head_ = 0;
     }
     ++events_;
+    ++untimed_events_;
     std::coroutine_handle<>::from_address(h).resume();
     return true;
   }

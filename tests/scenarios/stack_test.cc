@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <regex>
@@ -275,6 +276,46 @@ TEST(RunScenarioTest, OnlyARunWithoutRandomStreamsIsAnsweredForAnotherSeed) {
   const VariantResult d = run("scenarios/virtio_blk_poll.textproto", "randread-4k-hipri0", 2);
   EXPECT_EQ(RunsAnsweredFromAnotherSeed(), answered + 1);
   EXPECT_NE(c.events, d.events);
+}
+
+// Any run is deterministic: the same scenario, seed and options again (a
+// calibration pass that repeats the one before) is answered from the first
+// run, a draw-making model included; the job file's text is part of what
+// ran.
+TEST(RunScenarioTest, ARunRepeatedExactlyIsAnsweredFromTheFirst) {
+  const std::string dir = testing::TempDir();
+  const std::string job = absl::StrCat(dir, "/repeat.fio");
+  auto write_job = [&](int numjobs) {
+    std::ofstream(job) << "[global]\nioengine=pvsync2\ndirect=1\nhipri=0\nnumjobs=" << numjobs
+                       << "\n[randread-4k]\nrw=randread\nbs=4k\n";
+  };
+  auto run = [&](int seed) {
+    absl::StatusOr<ScenarioFile> f = LoadScenarioFile("scenarios/virtio_blk_poll.textproto");
+    EXPECT_TRUE(f.ok()) << f.status();
+    absl::StatusOr<Scenario> s =
+        ResolveVariant(*f, "randread-4k-hipri0",
+                       {"run.warmup=1ms", "run.duration=5ms", "run.batches=5", absl::StrCat("run.seed=", seed),
+                        absl::StrCat("workload.fio.job_file=", job)});
+    EXPECT_TRUE(s.ok()) << s.status();
+    RunOptions options;
+    options.base_dir = "scenarios";
+    absl::StatusOr<VariantResult> r = RunScenario(*s, "randread-4k-hipri0", options);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return *r;
+  };
+  write_job(2);
+  const uint64_t repeats = RunsAnsweredAsRepeats();
+  const VariantResult a = run(7);
+  const VariantResult b = run(7);
+  EXPECT_EQ(RunsAnsweredAsRepeats(), repeats + 1);
+  EXPECT_EQ(a.events, b.events);
+  const VariantResult c = run(8);  // another seed: run
+  EXPECT_EQ(RunsAnsweredAsRepeats(), repeats + 1);
+  EXPECT_NE(c.events, a.events);
+  write_job(4);  // the same name, another workload: run
+  const VariantResult d = run(7);
+  EXPECT_EQ(RunsAnsweredAsRepeats(), repeats + 1);
+  EXPECT_NE(d.events, a.events);
 }
 
 }  // namespace

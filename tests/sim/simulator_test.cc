@@ -82,6 +82,32 @@ TEST(SimulatorTest, AReservedPlaceInTheOrderIsKeptWhenFilledLater) {
   }
 }
 
+TEST(SimulatorTest, EventsOutsideTheTimedQueueAreCountedApart) {
+  Simulator sim;
+  std::vector<std::string> log;
+  // Each process starts through a wakeup, then waits once in the queue.
+  for (std::string tag : {"a", "b", "c"}) sim.Spawn(Record(sim, 5_us, tag, &log));
+  sim.RunUntil(1_ms);
+  EXPECT_EQ(sim.events(), 6u);
+  EXPECT_EQ(sim.untimed_events(), 3u);
+  sim.RanInline();
+  EXPECT_EQ(sim.events(), 7u);
+  EXPECT_EQ(sim.untimed_events(), 4u);
+  std::coroutine_handle<> parked;
+  sim.Spawn(Parked(sim, "p", &parked, &log));
+  ASSERT_TRUE(sim.Step());  // its start, a wakeup
+  EXPECT_EQ(sim.untimed_events(), 5u);
+  std::coroutine_handle<> h = sim.WakeLast(parked);  // nothing else pending: run here
+  ASSERT_TRUE(h);
+  h.resume();
+  sim.Spawn(Record(sim, 1_us, "d", &log));
+  ASSERT_TRUE(sim.Step());
+  ASSERT_TRUE(sim.Step());  // d's wait, from the queue
+  EXPECT_EQ(sim.events(), 11u);
+  EXPECT_EQ(sim.untimed_events(), 7u);
+  EXPECT_EQ(log.back(), "d@1.001ms");
+}
+
 TEST(SimulatorTest, RunUntilStopsAtLimitAndAdvancesClock) {
   Simulator sim;
   std::vector<std::string> log;
