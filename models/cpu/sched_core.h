@@ -79,7 +79,10 @@ void SchedCore<Class>::Switch(Cpu& cpu, bool preempt) {
   self().StopRunning(cpu, prev, ran);
   if (preempt) {
     cpu.FreezeCurrent();
-    if (prev.wait_ == Task::Wait::kAt) prev.at_cpu_ = &cpu;
+    // The CPU whose timer ends the wait: the first one it was preempted on
+    // since it last ran its wait on a CPU (ThawCurrent clears it), however
+    // often it is preempted before that.
+    if (prev.wait_ == Task::Wait::kAt && prev.at_cpu_ == nullptr) prev.at_cpu_ = &cpu;
     self().PutPrevTask(cpu, prev);
     prev.enqueued_at_ = now;
   } else if (prev.state_ == Task::State::kRunning) {

@@ -132,8 +132,9 @@ class alignas(64) Task {
 
   uint64_t nivcsw_ = 0;  // preemptions: rarer than the rest
   // kAt: the CPU whose task timer ends the wait, set when the task is
-  // preempted in it. Migrated and switched in elsewhere before due_, the
-  // task's wait ends on the CPU it runs on (Cpu::ThawCurrent).
+  // preempted in it (kept through further preemptions until a CPU thaws
+  // the wait). Migrated and switched in elsewhere before due_, the task's
+  // wait ends on the CPU it runs on (Cpu::ThawCurrent).
   Cpu* at_cpu_ = nullptr;
   // TTWU_QUEUE: the CPU a waker chose for this task and queues it to once
   // its share of the wake-up is paid (Scheduler::set_ttwu_queue).

@@ -91,7 +91,7 @@ struct World {
         mine += h;
         co_await Critical(*me.cpu(), Pick(kLocks), h);
       } else if (what == 4) {
-        const Time at = sim.Now() + Draw(2000);
+        const Time at = sim.Now() + Draw(30000);
         co_await testbed::SpinUntilTime{&me, at};
         EXPECT_GE(sim.Now(), at) << me.name() << "'s timed wait ended early";
       } else if (what == 2) {

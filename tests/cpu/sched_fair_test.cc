@@ -232,6 +232,69 @@ TEST(FairScheduler, ATaskPreemptedInATimedWaitAndPulledElsewhereResumesWhenItsWa
   EXPECT_EQ(resumed_on, 1);
 }
 
+// Sleeps at once until `go1`; once woken, runs `run` and sleeps until `go2`,
+// which a waker it sets off sets 1us later, while its switch out is still
+// under way; then runs 100us and sleeps for good.
+sim::Task SleepRunSleepWakingDuringTheSwitch(Task& t, Scheduler& s, Time run, const bool& go1, bool& go2) {
+  for (;;) {
+    t.SetState(Task::State::kInterruptible);
+    if (go1) break;
+    co_await t.Schedule();
+  }
+  t.SetState(Task::State::kRunning);
+  co_await t.RunUser(run);
+  Cpu& cpu = *t.cpu();
+  cpu.sim().Spawn(WakeAt(s, cpu, cpu.sim().Now() + 1_us, {&t}, go2));
+  for (;;) {
+    t.SetState(Task::State::kInterruptible);
+    if (go2) break;
+    co_await t.Schedule();
+  }
+  t.SetState(Task::State::kRunning);
+  co_await t.RunUser(100_us);
+  t.SetState(Task::State::kInterruptible);
+  co_await t.Schedule();  // never woken
+}
+
+TEST(FairScheduler, ATimedWaitPreemptedAgainBeforeItRanEndsOnTheCpuItRunsOn) {
+  // Two CPUs, 2us context switches. The waiter shares cpu0 with a hog; it
+  // waits for a hand-off at 100ms, and its slice ends at 6ms, in the wait.
+  // cpu1 ran a task for 4ms (its min_vruntime stays there), then went
+  // idle. At 5.7ms a sleeper pinned to cpu1 wakes there, 4ms of vruntime
+  // behind cpu1's clock, runs 400us and sleeps: cpu1 pulls the waiter, and
+  // the sleeper, woken again while its switch out is under way, is
+  // enqueued by the switch's end and preempts the waiter at once, before
+  // the waiter's wait was taken up on cpu1. It runs 100us and sleeps; the
+  // waiter then runs on cpu1 alone, and its wait must end there at 100ms.
+  Machine m(Topology(1, 1, 2), FairParams{});
+  SchedCosts costs;
+  costs.context_switch = 2_us;
+  for (auto& c : m.cpus) c->set_sched_costs(costs);
+  Task waiter("waiter"), hog("hog", {0}), other("other", {1}), early("early", {1});
+  Time resumed = Time::Max();
+  int resumed_on = -1;
+  bool go1 = false, go2 = false;
+  m.sched.Start(other, SleepRunSleepWakingDuringTheSwitch(other, m.sched, 400_us, go1, go2));
+  m.sim.RunUntil(10_us);  // asleep
+  m.sched.Start(early, WorkThenSleep(early, 4_ms));
+  m.sched.Start(waiter, WorkThenWaitUntil(waiter, 100_us, 100_ms, &resumed, &resumed_on));
+  m.sched.Start(hog, Forever(hog));
+  m.sim.Spawn(WakeAt(m.sched, *m.cpus[1], 5700_us, {&other}, go1));
+  m.sim.RunUntil(5200_us);
+  ASSERT_EQ(waiter.cpu()->id(), 0);
+  EXPECT_EQ(m.cpus[0]->current(), &waiter);
+  EXPECT_EQ(m.cpus[1]->current(), nullptr);
+  m.sim.RunUntil(6150_us);
+  ASSERT_EQ(waiter.cpu()->id(), 1);
+  EXPECT_EQ(waiter.nivcsw(), 2u);  // at its slice's end on cpu0, then as its switch in on cpu1 ended
+  EXPECT_EQ(m.cpus[1]->current(), &other);
+  m.sim.RunUntil(6500_us);
+  ASSERT_EQ(m.cpus[1]->current(), &waiter);
+  m.sim.RunUntil(200_ms);
+  EXPECT_EQ(resumed, 100_ms);
+  EXPECT_EQ(resumed_on, 1);
+}
+
 TEST(FairScheduler, MakeSchedulerKnowsPinnedAndFairOnly) {
   sim::Simulator sim;
   auto pinned = MakeScheduler("pinned", sim);

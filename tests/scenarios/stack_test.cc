@@ -250,12 +250,16 @@ TEST(StackTest, AJobFileWithMoreThanOneGroupIsRefusedByTheEngineNamingTheField) 
 // with its own seed. A run that draws (fio's random offsets) is run again
 // and differs.
 TEST(RunScenarioTest, OnlyARunWithoutRandomStreamsIsAnsweredForAnotherSeed) {
-  // Variant `v` of `path`, shortened, at `seed`.
-  auto run = [](const char* path, const char* v, int seed) {
+  // Variant `v` of `path`, shortened, at `seed`. Kept results live as long
+  // as the process: a warm-up of its own per execution of this test keeps
+  // a repeated test (--gtest_repeat) from finding its earlier results.
+  static int round = 0;
+  const std::string warmup = absl::StrCat("run.warmup=", 1000 + ++round, "us");
+  auto run = [&](const char* path, const char* v, int seed) {
     absl::StatusOr<ScenarioFile> f = LoadScenarioFile(path);
     EXPECT_TRUE(f.ok()) << f.status();
     absl::StatusOr<Scenario> s = ResolveVariant(
-        *f, v, {"run.warmup=1ms", "run.duration=5ms", "run.batches=5", absl::StrCat("run.seed=", seed)});
+        *f, v, {warmup, "run.duration=5ms", "run.batches=5", absl::StrCat("run.seed=", seed)});
     EXPECT_TRUE(s.ok()) << s.status();
     RunOptions options;
     options.base_dir = "scenarios";
@@ -289,12 +293,15 @@ TEST(RunScenarioTest, ARunRepeatedExactlyIsAnsweredFromTheFirst) {
     std::ofstream(job) << "[global]\nioengine=pvsync2\ndirect=1\nhipri=0\nnumjobs=" << numjobs
                        << "\n[randread-4k]\nrw=randread\nbs=4k\n";
   };
+  // A warm-up of its own per execution, as above.
+  static int round = 0;
+  const std::string warmup = absl::StrCat("run.warmup=", 1000 + ++round, "us");
   auto run = [&](int seed) {
     absl::StatusOr<ScenarioFile> f = LoadScenarioFile("scenarios/virtio_blk_poll.textproto");
     EXPECT_TRUE(f.ok()) << f.status();
     absl::StatusOr<Scenario> s =
         ResolveVariant(*f, "randread-4k-hipri0",
-                       {"run.warmup=1ms", "run.duration=5ms", "run.batches=5", absl::StrCat("run.seed=", seed),
+                       {warmup, "run.duration=5ms", "run.batches=5", absl::StrCat("run.seed=", seed),
                         absl::StrCat("workload.fio.job_file=", job)});
     EXPECT_TRUE(s.ok()) << s.status();
     RunOptions options;
