@@ -273,6 +273,53 @@ TEST(CacheLineTest, AWaiterResumesWhenItsTransactionIsDoneBeforeLaterEventsOfTha
   }
 }
 
+// The pick that ends a waiter's wait (Cpu::ArmWaitEnd) may itself wake
+// someone for its own instant: here an interrupt handler on the waiter's
+// CPU, queued behind it, whose transaction takes the line from that same
+// CPU at no cost (a same-CPU cost of zero). The wait's end is then queued
+// in the place it reserved, after that wakeup (Cpu::WaitEndQueued): the
+// handler finishes first, and the task, held back while it ran, goes on at
+// the same instant.
+TEST(CacheLineTest, AWaitEndedByAPickThatWakesAHandlerAtOnceComesAfterIt) {
+  FairMachine m(TwoSocketPlaces());
+  LockHandoffCosts costs = OddPicosecondCosts();
+  costs.same_cpu.value = Time::Zero();
+  CacheLine line(m.sim, "line", LineCosts{costs, 1.0, LineArbitration::kFifo});
+  std::vector<std::pair<std::string, Time>> log;
+  auto write_at = [&](Task& t, Time at, std::string who) -> sim::Task {
+    Cpu& cpu = *t.cpu();
+    co_await cpu.RunUser(at - cpu.sim().Now());
+    co_await line.Write(cpu);
+    log.emplace_back(who, cpu.sim().Now());
+  };
+  auto handler = [&](Cpu& cpu) -> sim::Task {
+    co_await line.Write(cpu);
+    log.emplace_back("handler", cpu.sim().Now());
+  };
+  auto raise_at = [&](Cpu& cpu, Time at) -> sim::Task {
+    co_await m.sim.Delay(at - m.sim.Now());
+    cpu.RaiseIrq(handler(cpu));
+  };
+  // cpu4 writes the line first (no transaction: nobody had it); at 1us
+  // cpu0 takes it from cpu4; cpu2's task queues behind, then a handler on
+  // cpu2 while that task waits.
+  Task& a = m.NewTask(4);
+  m.sched.Start(a, write_at(a, 500_ns, "cpu4"));
+  Task& b = m.NewTask(0);
+  m.sched.Start(b, write_at(b, 1_us, "cpu0"));
+  Task& c = m.NewTask(2);
+  m.sched.Start(c, write_at(c, 1_us + Time::Picos(1), "cpu2"));
+  m.sim.Spawn(raise_at(m.cpu(2), 1_us + Time::Picos(2)));
+  m.sim.RunUntil(1_ms);
+  const Time t1 = 1_us + costs.same_socket.value;  // cpu0 done: cpu2's task picked
+  const Time t2 = t1 + costs.same_llc.value;       // cpu2's task done: the handler picked, served at once
+  const std::vector<std::pair<std::string, Time>> want = {
+      {"cpu4", 500_ns}, {"cpu0", t1}, {"handler", t2}, {"cpu2", t2}};
+  EXPECT_EQ(log, want);
+  EXPECT_EQ(line.queued(), 2u);
+  EXPECT_EQ(line.last_writer(), &m.cpu(2));
+}
+
 // Nearest-first: the line goes to the waiter in its holder's LLC before an
 // older one on the other socket, unless that one has been passed over
 // max_bypass times; FIFO serves by arrival.
