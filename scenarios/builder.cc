@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "models/cpu/cpu.h"
 #include "models/sync/spinlock.h"
 #include "scenarios/fio_parser.h"
@@ -386,16 +387,18 @@ std::string UnseededKey(const viosim::Scenario& resolved, const std::string& var
     coded.SetSerializationDeterministic(true);
     s.SerializeToCodedStream(&coded);
   }
-  absl::StrAppend(&key, "|", variant, "|", o.trace_window.ps(), "|", o.base_dir, "|", o.precision, "|", o.max_factor);
+  absl::StrAppend(&key, "|", variant, "|", o.trace_window.ps(), "|", o.base_dir, "|", absl::StrFormat("%a", o.precision),
+                  "|", o.max_factor);
   for (const std::string& i : o.ideal) absl::StrAppend(&key, "|i:", i);
   for (const std::string& m : o.precision_metrics) absl::StrAppend(&key, "|m:", m);
   // The fio job file's text: a file rewritten between two runs in one
   // process is another workload under the same name. One that includes
-  // others, or cannot be read, is not kept (empty key).
+  // others or reads the environment (${VAR}), or cannot be read, is not
+  // kept (empty key).
   if (const std::string& job = resolved.workload().fio().job_file(); !job.empty()) {
     const std::string path = job[0] == '/' ? job : absl::StrCat(o.base_dir, "/", job);
     absl::StatusOr<std::string> text = ReadInputFile(path, "fio job file");
-    if (!text.ok() || absl::StrContains(*text, "include")) return "";
+    if (!text.ok() || absl::StrContains(*text, "include") || absl::StrContains(*text, "${")) return "";
     absl::StrAppend(&key, "|job:", *text);
   }
   return key;

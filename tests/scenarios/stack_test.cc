@@ -5,6 +5,7 @@
 // the scenario's run block and an exact window.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -323,6 +324,18 @@ TEST(RunScenarioTest, ARunRepeatedExactlyIsAnsweredFromTheFirst) {
   const VariantResult d = run(7);
   EXPECT_EQ(RunsAnsweredAsRepeats(), repeats + 1);
   EXPECT_NE(d.events, a.events);
+  // A job file that reads the environment is not kept: the same text is
+  // another workload when the variable changes.
+  std::ofstream(job) << "[global]\nioengine=pvsync2\ndirect=1\nhipri=0\nnumjobs=${VIOSIM_STACK_TEST_JOBS}"
+                     << "\n[randread-4k]\nrw=randread\nbs=4k\n";
+  setenv("VIOSIM_STACK_TEST_JOBS", "2", 1);
+  const VariantResult e = run(7);
+  setenv("VIOSIM_STACK_TEST_JOBS", "4", 1);
+  const VariantResult f = run(7);
+  unsetenv("VIOSIM_STACK_TEST_JOBS");
+  EXPECT_EQ(RunsAnsweredAsRepeats(), repeats + 1);
+  EXPECT_EQ(e.events, a.events);
+  EXPECT_EQ(f.events, d.events);
 }
 
 }  // namespace
