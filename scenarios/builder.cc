@@ -111,11 +111,17 @@ absl::Status Measure(sim::Simulator& sim, const sim::MeasurementPlan& plan, cons
                      const std::function<void()>& reset, const std::vector<models::Cpu*>& cpus,
                      const std::vector<sim::RatioMetric>& metrics, VariantResult* out);
 
+// Where workload.fio.job_file `job` is: as given when absolute, else under
+// the scenario's directory.
+std::string JobFilePath(const std::string& job, const RunOptions& options) {
+  return job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
+}
+
 // The scenario's fio job file, cut to workload.fio.section when given.
 absl::StatusOr<fio::JobFile> JobsOf(const Params& fio_params, const RunOptions& options) {
   const std::string& job = fio_params.Str("job_file");
   if (job.empty()) return absl::InvalidArgumentError("field 'workload.fio.job_file' is required");
-  const std::string path = job[0] == '/' ? job : absl::StrCat(options.base_dir, "/", job);
+  const std::string path = JobFilePath(job, options);
   absl::StatusOr<std::string> text = ReadInputFile(path, "fio job file");
   if (!text.ok()) return text.status();
   absl::StatusOr<fio::JobFile> jobs = fio::ParseJobText(path, *text, std::filesystem::path(path).parent_path().string(),
@@ -396,8 +402,7 @@ std::string UnseededKey(const viosim::Scenario& resolved, const std::string& var
   // others or reads the environment (${VAR}), or cannot be read, is not
   // kept (empty key).
   if (const std::string& job = resolved.workload().fio().job_file(); !job.empty()) {
-    const std::string path = job[0] == '/' ? job : absl::StrCat(o.base_dir, "/", job);
-    absl::StatusOr<std::string> text = ReadInputFile(path, "fio job file");
+    absl::StatusOr<std::string> text = ReadInputFile(JobFilePath(job, o), "fio job file");
     if (!text.ok() || absl::StrContains(*text, "include") || absl::StrContains(*text, "${")) return "";
     absl::StrAppend(&key, "|job:", *text);
   }
